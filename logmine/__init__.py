@@ -1,0 +1,28 @@
+"""logmine: mine IDE and code-assistant logs into answers and leaner prompts.
+
+The public API is imported lazily, so `import logmine` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_API = {
+    "ingest": ("logmine.stages.ingest", "ingest"),
+    "IngestConfig": ("logmine.stages.ingest", "IngestConfig"),
+    "IngestReport": ("logmine.stages.ingest", "IngestReport"),
+    "Workspace": ("logmine.workspace", "Workspace"),
+    "LogmineError": ("logmine.errors", "LogmineError"),
+}
+
+__all__ = sorted(_API)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _API:
+        raise AttributeError(f"module 'logmine' has no attribute {name!r}")
+    module, attr = _API[name]
+    return getattr(importlib.import_module(module), attr)

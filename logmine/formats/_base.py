@@ -1,0 +1,249 @@
+"""What every format reader shares: line iteration over plain/.gz/.zst files, the batch a
+reader yields, and the checks that turn a bad value into a reject with a readable reason."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import polars as pl
+
+from logmine.records import (
+    REJECT_ABSURD_VALUE,
+    REJECT_BAD_UTF8,
+    REJECT_MALFORMED_JSON,
+    REJECT_MISSING_FIELD,
+    REJECT_OVERSIZED,
+    REJECT_WRONG_TYPE,
+    Reject,
+)
+
+MAX_LINE_BYTES = 8 * 1024 * 1024
+"""Lines longer than this are rejected as oversized rather than parsed."""
+TS_MIN = datetime(2000, 1, 1, tzinfo=UTC)
+TS_MAX = datetime(2100, 1, 1, tzinfo=UTC)
+MAX_LATENCY_MS = 24 * 3600 * 1000.0
+"""A latency above a day is absurd for an IDE action or an LLM request."""
+
+
+class RecordError(ValueError):
+    """A record cannot become a row; ``reason`` is shown in the rejects table."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        self.kind, self.detail = kind, detail
+        super().__init__(f"{kind}: {detail}")
+
+
+@dataclass
+class Batch:
+    """What a reader yields: rows for the tables, the rejected lines, and the line accounting.
+
+    ``lines_read == lines_accepted + len(rejects)`` must hold for the batches of a file
+    taken together (a grouping reader may accept lines in one batch and emit rows later).
+    """
+
+    events: list[dict[str, Any]] | pl.DataFrame = field(default_factory=list)
+    requests: list[dict[str, Any]] | pl.DataFrame = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)
+    lines_read: int = 0
+    lines_accepted: int = 0
+
+
+class FormatReader(Protocol):
+    """A module in logmine.formats that reads one log format."""
+
+    NAME: str
+
+    def sniff(self, path: Path, head: list[bytes]) -> bool:
+        """True when the first non-empty lines of ``path`` look like this format."""
+
+    def read(self, path: Path) -> Iterator[Batch]:
+        """Read ``path`` into batches; never raise for a bad line, only for an unreadable file."""
+
+
+def open_binary(path: Path) -> io.BufferedIOBase:
+    """Open ``path`` for reading bytes, decompressing ``.gz`` and ``.zst`` transparently."""
+    suffix = path.suffix.lower()
+    if suffix == ".gz":
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    if suffix in {".zst", ".zstd"}:
+        import zstandard
+
+        return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True))  # type: ignore[arg-type]
+    return open(path, "rb")
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, raw_line)`` for every line, 1-based, newline stripped.
+
+    Blank lines are yielded too: the caller decides whether they count.
+    """
+    with open_binary(path) as fh:
+        for number, raw in enumerate(fh, start=1):
+            yield number, raw.rstrip(b"\r\n")
+
+
+def head_lines(path: Path, n: int = 5, max_bytes: int = 1 << 20) -> list[bytes]:
+    """The first ``n`` non-empty lines (for format sniffing)."""
+    out: list[bytes] = []
+    with open_binary(path) as fh:
+        data = fh.read(max_bytes)
+    for line in data.splitlines():
+        if line.strip():
+            out.append(line.strip())
+            if len(out) >= n:
+                break
+    return out
+
+
+def decode_json_line(raw: bytes) -> Any:
+    """Parse one JSON line or raise :class:`RecordError` with the reason."""
+    import orjson
+
+    if len(raw) > MAX_LINE_BYTES:
+        raise RecordError(REJECT_OVERSIZED, f"line of {len(raw)} bytes exceeds {MAX_LINE_BYTES}")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError(REJECT_BAD_UTF8, f"invalid UTF-8 at byte {exc.start}") from None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise RecordError(REJECT_MALFORMED_JSON, str(exc).split(":")[0]) from None
+
+
+def reject(number: int, raw: bytes, err: RecordError) -> Reject:
+    return Reject(number, f"{err.kind}: {err.detail}", raw[:1024].decode("utf-8", "replace"))
+
+
+def iter_json_records(path: Path, skip_blank: bool = True) -> Iterator[tuple[int, bytes, Any | RecordError]]:
+    """Yield ``(line, raw, obj)`` for every line; ``obj`` is a RecordError when it is bad."""
+    for number, raw in iter_lines(path):
+        if skip_blank and not raw.strip():
+            yield number, raw, RecordError(REJECT_MISSING_FIELD, "blank line")
+            continue
+        try:
+            yield number, raw, decode_json_line(raw)
+        except RecordError as err:
+            yield number, raw, err
+
+
+# -- value checks ------------------------------------------------------------------------------
+def require(obj: dict[str, Any], key: str, kind: type | tuple[type, ...] = str) -> Any:
+    """``obj[key]``, which must be present and of ``kind``."""
+    if key not in obj or obj[key] is None:
+        raise RecordError(REJECT_MISSING_FIELD, f"required field {key!r} is missing")
+    return check_type(obj[key], key, kind)
+
+
+def optional(obj: dict[str, Any], key: str, kind: type | tuple[type, ...] = str) -> Any:
+    value = obj.get(key)
+    return None if value is None else check_type(value, key, kind)
+
+
+def check_type(value: Any, key: str, kind: type | tuple[type, ...]) -> Any:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if float in kinds and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, bool) and bool not in kinds:
+        raise RecordError(REJECT_WRONG_TYPE, f"field {key!r} should be {_names(kinds)}, got a boolean")
+    if not isinstance(value, kinds):
+        raise RecordError(REJECT_WRONG_TYPE, f"field {key!r} should be {_names(kinds)}, got {type(value).__name__}")
+    return value
+
+
+def _names(kinds: tuple[type, ...]) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "a list", dict: "an object"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def latency(value: Any, key: str) -> float | None:
+    """A latency in ms: a non-negative finite number below a day, or None."""
+    if value is None:
+        return None
+    value = check_type(value, key, (float, int))
+    if not math.isfinite(value) or value < 0 or value > MAX_LATENCY_MS:
+        raise RecordError(REJECT_ABSURD_VALUE, f"field {key!r} = {value} is not a plausible latency in ms")
+    return float(value)
+
+
+def parse_ts(value: Any, key: str = "ts") -> datetime:
+    """A UTC datetime from ISO 8601 text, epoch seconds, ms, µs or ns; range-checked."""
+    if value is None:
+        raise RecordError(REJECT_MISSING_FIELD, f"required field {key!r} is missing")
+    if isinstance(value, bool):
+        raise RecordError(REJECT_WRONG_TYPE, f"field {key!r} should be a timestamp, got a boolean")
+    if isinstance(value, (int, float)):
+        ts = _from_epoch(float(value), key)
+    elif isinstance(value, str):
+        try:
+            ts = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+        except ValueError:
+            raise RecordError(REJECT_WRONG_TYPE, f"field {key!r} = {value[:40]!r} is not an ISO 8601 timestamp") from None
+        ts = ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
+    else:
+        raise RecordError(REJECT_WRONG_TYPE, f"field {key!r} should be a timestamp, got {type(value).__name__}")
+    if not TS_MIN <= ts < TS_MAX:
+        raise RecordError(REJECT_ABSURD_VALUE, f"timestamp {key!r} = {ts.isoformat()} is outside 2000-2100")
+    return ts
+
+
+def _from_epoch(value: float, key: str) -> datetime:
+    if not math.isfinite(value) or value < 0:
+        raise RecordError(REJECT_ABSURD_VALUE, f"timestamp {key!r} = {value} is not a valid epoch time")
+    for scale in (1.0, 1e3, 1e6, 1e9):  # seconds, ms, µs, ns: the first that lands in range
+        seconds = value / scale
+        if seconds < TS_MAX.timestamp():
+            break
+    try:
+        return datetime.fromtimestamp(seconds, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        raise RecordError(REJECT_ABSURD_VALUE, f"timestamp {key!r} = {value} is out of range") from None
+
+
+def language_from_path(path: str | None) -> str | None:
+    """The language name logmine uses, from a file extension (None when unknown)."""
+    if not path:
+        return None
+    ext = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    return EXTENSION_LANGUAGE.get(ext)
+
+
+EXTENSION_LANGUAGE = {
+    "py": "python", "pyi": "python", "java": "java", "js": "javascript", "mjs": "javascript", "cjs": "javascript",
+    "jsx": "javascript", "ts": "typescript", "tsx": "typescript", "go": "go", "rs": "rust", "kt": "kotlin",
+    "c": "c", "h": "c", "cc": "cpp", "cpp": "cpp", "hpp": "cpp", "cs": "csharp", "rb": "ruby", "php": "php",
+    "swift": "swift", "scala": "scala", "sql": "sql", "sh": "shell", "md": "markdown", "json": "json",
+    "yaml": "yaml", "yml": "yaml", "toml": "toml", "html": "html", "css": "css",
+}
+
+
+def normalise_language(value: str | None) -> str | None:
+    """Lower-case language ids and fold common aliases (``ts`` -> typescript, ``golang`` -> go)."""
+    if not value:
+        return None
+    value = value.strip().lower()
+    return LANGUAGE_ALIASES.get(value, value)
+
+
+LANGUAGE_ALIASES = {
+    "py": "python", "python3": "python", "js": "javascript", "javascriptreact": "javascript", "ts": "typescript",
+    "typescriptreact": "typescript", "golang": "go", "rs": "rust", "c#": "csharp", "c++": "cpp",
+}
+
+
+def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -1,0 +1,226 @@
+"""Template packs: the versioned, hash-checked artefact that `logmine compress` writes and the
+serving layer reads.
+
+A pack is a directory::
+
+    pack/pack.json        the templates (field names are a public contract)
+    pack/manifest.json    sha256 of every other file in the pack
+
+Packs come from elsewhere to the serving hosts, so :func:`load_pack` treats them as untrusted:
+it checks the manifest hashes, the format version (older ones are migrated, newer refused) and
+the schema (pydantic, ``extra="forbid"``). :func:`write_pack` is atomic: it writes a sibling
+temporary directory and renames it into place, so a killed run never leaves half a pack.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from logmine.errors import FormatVersionError, PackError
+
+PACK_FORMAT_VERSION = 1
+PACK_FILE = "pack.json"
+MANIFEST_FILE = "manifest.json"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Placeholder(_Strict):
+    """A variable slot of a template."""
+
+    name: str = Field(description="the Jinja2 variable name, e.g. prefix")
+    type: Literal["code", "text", "path", "language", "identifier", "number", "secret", "other"] = Field(
+        description="what the slot holds; code slots may be trimmed, never rewritten"
+    )
+
+
+class Thresholds(_Strict):
+    """The thresholds the pack was built with."""
+
+    edit_similarity: float = Field(ge=0, le=1, description="normalised edit similarity for merging templates")
+    semantic_similarity: float = Field(ge=-1, le=1, description="embedding cosine for merging templates")
+    min_fidelity: float = Field(ge=0, le=1, description="the lossy stage's fidelity gate")
+
+
+class SharedPrefix(_Strict):
+    """Static text that starts several templates, cached once by the server."""
+
+    id: str
+    text: str
+    tokens: int = Field(ge=0)
+    template_ids: list[str]
+
+
+class PackTemplate(_Strict):
+    """One compressed template and the numbers that justify it."""
+
+    id: str = Field(description="content hash of the original template text")
+    name: str
+    source: str = Field(description="the compressed template, Jinja2 syntax")
+    original_source: str = Field(description="the mined template, Jinja2 syntax")
+    placeholders: list[Placeholder]
+    shared_prefix_id: str | None = None
+    n_requests: int = Field(ge=0)
+    share: float = Field(ge=0, le=1)
+    static_tokens_before: int = Field(ge=0)
+    static_tokens_after: int = Field(ge=0)
+    rendered_tokens_before: float = Field(ge=0)
+    rendered_tokens_after: float = Field(ge=0)
+    uncached_tokens_after: float = Field(ge=0)
+    fidelity: float = Field(ge=0, le=1)
+    lossy: bool
+    family_id: str | None = None
+    validation: dict[str, Any] | None = Field(None, description="serving validation results, when run")
+
+
+class PackTotals(_Strict):
+    """Traffic-weighted totals over the pack."""
+
+    templates: int = Field(ge=0)
+    requests: int = Field(ge=0)
+    static_tokens_before: float = Field(ge=0)
+    static_tokens_after: float = Field(ge=0)
+    rendered_tokens_before: float = Field(ge=0)
+    rendered_tokens_after: float = Field(ge=0)
+    uncached_tokens_after: float = Field(ge=0)
+    fidelity: float = Field(ge=0, le=1)
+    secrets_redacted: dict[str, int] = Field(default_factory=dict)
+
+
+class TemplatePack(_Strict):
+    """The content of ``pack.json``."""
+
+    format_version: int = PACK_FORMAT_VERSION
+    created_at: str
+    logmine_version: str
+    tokenizer: str
+    embedding_model: str
+    thresholds: Thresholds
+    templates: list[PackTemplate]
+    shared_prefixes: list[SharedPrefix] = Field(default_factory=list)
+    totals: PackTotals
+
+    def template(self, template_id: str) -> PackTemplate:
+        for t in self.templates:
+            if t.id == template_id or t.name == template_id:
+                return t
+        raise PackError(f"pack has no template {template_id!r}")
+
+
+class PackManifest(_Strict):
+    """The content of ``manifest.json``: a hash for every other file of the pack."""
+
+    format_version: int = PACK_FORMAT_VERSION
+    files: dict[str, str] = Field(description="relative path -> sha256 hex")
+
+
+def content_id(obj: Any) -> str:
+    """A versioned content hash of canonical JSON: ``b2:<hex>``."""
+    canonical = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "b2:" + hashlib.blake2b(canonical.encode(), digest_size=12).hexdigest()
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_pack(pack: TemplatePack, directory: Path | str, extra_files: dict[str, bytes] | None = None) -> Path:
+    """Write ``pack`` (and any extra files) to ``directory`` atomically; return the directory."""
+    directory = Path(directory)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    tmp = directory.with_name(f".{directory.name}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp.mkdir()
+    try:
+        files = {PACK_FILE: pack_json_bytes(pack), **(extra_files or {})}
+        for name, data in files.items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / name).write_bytes(data)
+        manifest = PackManifest(files={name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())})
+        (tmp / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n")
+        old = directory.with_name(f".{directory.name}.{uuid.uuid4().hex[:8]}.old")
+        if directory.exists():
+            os.replace(directory, old)  # a directory cannot be renamed over a non-empty one
+        os.replace(tmp, directory)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return directory
+
+
+def pack_json_bytes(pack: TemplatePack) -> bytes:
+    """The canonical bytes of pack.json (stable key order, so equal packs are equal files)."""
+    return (json.dumps(pack.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def load_pack(directory: Path | str, verify: bool = True) -> TemplatePack:
+    """Read and check a pack: manifest hashes, format version, schema. Raise PackError if bad."""
+    directory = Path(directory)
+    if directory.is_file() and directory.name == PACK_FILE:
+        directory = directory.parent
+    pack_path = directory / PACK_FILE
+    if not pack_path.is_file():
+        raise PackError(f"{directory} is not a template pack (no {PACK_FILE})")
+    if verify:
+        verify_manifest(directory)
+    try:
+        raw = json.loads(pack_path.read_text())
+    except ValueError as exc:
+        raise PackError(f"{pack_path}: not valid JSON ({exc})") from exc
+    raw = migrate(raw, pack_path)
+    try:
+        return TemplatePack.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise PackError(f"{pack_path}: does not match the pack schema at {where}: {first['msg']}") from exc
+
+
+def verify_manifest(directory: Path) -> None:
+    """Check that every file listed in the manifest is present with its hash, and no file is unlisted."""
+    manifest_path = directory / MANIFEST_FILE
+    if not manifest_path.is_file():
+        raise PackError(f"{directory}: no {MANIFEST_FILE}; refusing an unverifiable pack")
+    try:
+        manifest = PackManifest.model_validate_json(manifest_path.read_text())
+    except (ValidationError, ValueError) as exc:
+        raise PackError(f"{manifest_path}: invalid manifest") from exc
+    present = {str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file()} - {MANIFEST_FILE}
+    if missing := sorted(set(manifest.files) - present):
+        raise PackError(f"{directory}: files listed in the manifest are missing: {', '.join(missing)}")
+    if unlisted := sorted(present - set(manifest.files)):
+        raise PackError(f"{directory}: files not in the manifest: {', '.join(unlisted)}")
+    for name, expected in manifest.files.items():
+        if _sha256(directory / name) != expected:
+            raise PackError(f"{directory / name}: sha256 does not match the manifest; the pack was modified")
+
+
+def migrate(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Bring an older pack.json up to :data:`PACK_FORMAT_VERSION`; refuse a newer one."""
+    if not isinstance(raw, dict):
+        raise PackError(f"{path}: pack.json must hold a JSON object")
+    found = raw.get("format_version")
+    if not isinstance(found, int):
+        raise PackError(f"{path}: format_version is missing or not an integer")
+    if found > PACK_FORMAT_VERSION:
+        raise FormatVersionError("pack", path, found, PACK_FORMAT_VERSION)
+    # Version 1 is the first; later versions add a step here (e.g. `if found == 1: raw = _v1_to_v2(raw)`).
+    return raw
+
+
+def pack_json_schema() -> dict[str, Any]:
+    """The JSON Schema of pack.json, as checked into schemas/template_pack.schema.json."""
+    schema = TemplatePack.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://logmine.dev/schemas/template_pack.schema.json"
+    return schema

@@ -1,0 +1,157 @@
+"""The workspace's public table contract and the shared action vocabulary.
+
+Table and column names here are a public contract: columns may be added, never renamed.
+Every format reader produces rows of exactly these schemas (missing columns are null).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+UTC_TS = pl.Datetime("us", "UTC")
+
+EVENTS_SCHEMA: dict[str, pl.DataType] = {
+    "event_id": pl.String(),
+    "ts": UTC_TS,
+    "session_id": pl.String(),
+    "user_id": pl.String(),
+    "ide": pl.String(),
+    "action": pl.String(),
+    "file_path": pl.String(),
+    "language": pl.String(),
+    "duration_ms": pl.Float64(),
+    "attrs": pl.String(),  # JSON object text; DuckDB reads it with json_extract
+    "weight": pl.Int64(),  # merged JetBrains events carry their count here; 1 elsewhere
+    "source_format": pl.String(),
+    "source_file": pl.String(),
+    "source_line": pl.Int64(),
+}
+
+LLM_REQUESTS_SCHEMA: dict[str, pl.DataType] = {
+    "request_id": pl.String(),
+    "ts": UTC_TS,
+    "session_id": pl.String(),
+    "user_id": pl.String(),
+    "kind": pl.String(),  # completion | chat | edit | other
+    "model": pl.String(),
+    "language": pl.String(),
+    "file_path": pl.String(),
+    "prompt": pl.String(),
+    "prefix": pl.String(),
+    "suffix": pl.String(),
+    "completion": pl.String(),
+    "accepted": pl.Boolean(),
+    "ttft_ms": pl.Float64(),
+    "total_ms": pl.Float64(),
+    "prompt_tokens": pl.Int64(),
+    "completion_tokens": pl.Int64(),
+    "token_times_ms": pl.List(pl.Float64()),
+    "token_texts": pl.List(pl.String()),
+    "ide": pl.String(),
+    "attrs": pl.String(),
+    "source_format": pl.String(),
+    "source_file": pl.String(),
+    "source_line": pl.Int64(),
+}
+
+REJECTS_SCHEMA: dict[str, pl.DataType] = {
+    "source_file": pl.String(),
+    "source_line": pl.Int64(),
+    "source_format": pl.String(),
+    "reason": pl.String(),
+    "raw": pl.String(),
+}
+
+SOURCES_SCHEMA: dict[str, pl.DataType] = {
+    "path": pl.String(),
+    "sha256": pl.String(),
+    "size_bytes": pl.Int64(),
+    "source_format": pl.String(),
+    "lines_read": pl.Int64(),
+    "lines_accepted": pl.Int64(),
+    "lines_rejected": pl.Int64(),
+    "ingested_at": UTC_TS,
+}
+
+REQUEST_KINDS = ("completion", "chat", "edit", "other")
+
+# The normalised action vocabulary. Readers map their raw names onto these and keep the raw
+# name in attrs["raw_action"]; anything unmapped becomes "other:<raw>" so nothing is hidden.
+ACTIONS = (
+    "file.open",
+    "file.save",
+    "file.close",
+    "editor.edit",
+    "editor.format",
+    "editor.undo",
+    "editor.navigate",
+    "editor.find",
+    "run.start",
+    "debug.start",
+    "build",
+    "test.run",
+    "vcs.commit",
+    "vcs.action",
+    "completion.requested",
+    "completion.shown",
+    "completion.accepted",
+    "completion.rejected",
+    "chat.request",
+    "chat.feedback",
+    "edit.request",
+    "edit.accepted",
+    "edit.rejected",
+    "tool.call",
+    "ide.activity",
+    "ide.state",
+    "ide.error",
+    "window.focus",
+)
+
+# Reject reasons share a short machine-readable prefix so they group well in reports.
+REJECT_MALFORMED_JSON = "malformed_json"
+REJECT_BAD_UTF8 = "invalid_utf8"
+REJECT_MISSING_FIELD = "missing_field"
+REJECT_WRONG_TYPE = "wrong_type"
+REJECT_ABSURD_VALUE = "absurd_value"
+REJECT_OVERSIZED = "oversized_line"
+REJECT_UNKNOWN_RECORD = "unknown_record"
+REJECT_UNREADABLE_FILE = "unreadable_file"
+REJECT_UNRECOGNISED_FILE = "unrecognised_format"
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """One input line that could not become a row, with a reason a person understands."""
+
+    source_line: int
+    reason: str
+    raw: str
+
+    def row(self, source_file: str, source_format: str) -> dict[str, object]:
+        return {
+            "source_file": source_file,
+            "source_line": self.source_line,
+            "source_format": source_format,
+            "reason": self.reason,
+            "raw": self.raw[:1024],
+        }
+
+
+def empty_frame(schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """An empty DataFrame with exactly ``schema``."""
+    return pl.DataFrame(schema=schema)
+
+
+def conform(df: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Cast ``df`` to ``schema``: add missing columns as nulls, order columns, keep extras last."""
+    exprs = []
+    for name, dtype in schema.items():
+        if name in df.columns:
+            exprs.append(pl.col(name).cast(dtype, strict=False))
+        else:
+            exprs.append(pl.lit(None, dtype=dtype).alias(name))
+    extras = [c for c in df.columns if c not in schema]
+    return df.select(*exprs, *extras)
