@@ -247,3 +247,104 @@ def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
             batch = []
     if batch:
         yield batch
+
+
+# -- helpers shared by the code-assistant readers (Continue, Tabby) -------------------------------
+def attrs_json(attrs: dict[str, Any]) -> str | None:
+    """``attrs`` without its None values as sorted-key JSON text; None when nothing is left."""
+    import orjson
+
+    clean = {k: v for k, v in attrs.items() if v is not None}
+    return orjson.dumps(clean, option=orjson.OPT_SORT_KEYS).decode() if clean else None
+
+
+def token_count(value: Any, key: str) -> int | None:
+    """A token count: a non-negative integer (an integral float is accepted), or None."""
+    if value is None:
+        return None
+    value = check_type(value, key, (int, float))
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise RecordError(REJECT_WRONG_TYPE, f"field {key!r} = {value} should be a whole number")
+        value = int(value)
+    if value < 0:
+        raise RecordError(REJECT_ABSURD_VALUE, f"field {key!r} = {value} is negative")
+    return value
+
+
+def message_text(content: Any, key: str = "content") -> str:
+    """The text of a chat message's content: a string, or the text parts of a list of parts."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif not isinstance(part, dict):
+                raise RecordError(REJECT_WRONG_TYPE, f"field {key!r} has a part of type {type(part).__name__}")
+        return "".join(parts)
+    raise RecordError(REJECT_WRONG_TYPE, f"field {key!r} should be text or a list of parts, got {type(content).__name__}")
+
+
+def render_messages(messages: Any, key: str = "messages") -> str:
+    """A chat prompt as text, one ``role: text`` block a message, blocks separated by a newline."""
+    messages = check_type(messages, key, list)
+    blocks = []
+    for message in messages:
+        message = check_type(message, f"{key}[]", dict)
+        role = message.get("role")
+        blocks.append(f"{role if isinstance(role, str) else '?'}: {message_text(message.get('content'), f'{key}[].content')}")
+    return "\n".join(blocks)
+
+
+_IDE_MARKERS = (
+    ("visual studio code", "vscode"), ("vscodium", "vscode"), ("vscode", "vscode"), ("code - oss", "vscode"),
+    ("intellij", "jetbrains"), ("jetbrains", "jetbrains"), ("pycharm", "jetbrains"), ("webstorm", "jetbrains"),
+    ("goland", "jetbrains"), ("clion", "jetbrains"), ("phpstorm", "jetbrains"), ("rubymine", "jetbrains"),
+    ("android studio", "jetbrains"), ("rustrover", "jetbrains"), ("neovim", "neovim"), ("nvim", "neovim"),
+    ("vim", "vim"), ("emacs", "emacs"), ("eclipse", "eclipse"), ("visual studio", "visualstudio"),
+)
+_NOT_IDES = {"unknown", "continue", "tabby-agent", "tabby"}
+
+
+def ide_from_user_agent(user_agent: str | None) -> str | None:
+    """The IDE from a plugin's user agent (``vscode``, ``jetbrains``, ``neovim``, ...), None when unknown.
+
+    ``"Visual Studio Code/1.96.2 (Continue/0.9.250)"`` -> ``vscode``; an unlisted IDE gives the
+    lower-cased product name before the first ``/``.
+    """
+    if not user_agent:
+        return None
+    text = user_agent.lower()
+    for marker, ide in _IDE_MARKERS:
+        if marker in text:
+            return ide
+    first = text.split("/", 1)[0].strip()
+    return None if not first or first in _NOT_IDES else first
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def parse_epoch_ms(value: Any, key: str = "ts") -> datetime:
+    """A UTC datetime from epoch milliseconds, for formats whose unit is fixed; range-checked.
+
+    Unlike :func:`parse_ts` the unit is not guessed, so an out-of-range value is reported as it is.
+    """
+    from datetime import timedelta
+
+    if value is None:
+        raise RecordError(REJECT_MISSING_FIELD, f"required field {key!r} is missing")
+    value = check_type(value, key, (int, float))
+    try:
+        ts = _EPOCH + timedelta(milliseconds=value)
+    except (OverflowError, ValueError):
+        raise RecordError(REJECT_ABSURD_VALUE, f"timestamp {key!r} = {value} ms is out of range") from None
+    if not TS_MIN <= ts < TS_MAX:
+        raise RecordError(REJECT_ABSURD_VALUE, f"timestamp {key!r} = {value} ms ({ts.isoformat()}) is outside 2000-2100")
+    return ts
