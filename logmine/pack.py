@@ -224,3 +224,30 @@ def pack_json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://logmine.dev/schemas/template_pack.schema.json"
     return schema
+
+
+def diff_packs(old: TemplatePack, new: TemplatePack) -> dict[str, Any]:
+    """What changed from ``old`` to ``new``: templates added, removed or changed, and totals."""
+    a = {t.id: t for t in old.templates}
+    b = {t.id: t for t in new.templates}
+    changes: list[dict[str, Any]] = []
+    for tid in sorted(b.keys() - a.keys()):
+        changes.append({"change": "added", "id": tid, "name": b[tid].name, "detail": f"{b[tid].n_requests} requests"})
+    for tid in sorted(a.keys() - b.keys()):
+        changes.append({"change": "removed", "id": tid, "name": a[tid].name, "detail": f"{a[tid].n_requests} requests"})
+    for tid in sorted(a.keys() & b.keys()):
+        details = []
+        if a[tid].source != b[tid].source:
+            details.append("compressed source changed")
+        for field in ("n_requests", "static_tokens_after", "fidelity"):
+            x, y = getattr(a[tid], field), getattr(b[tid], field)
+            if x != y:
+                details.append(f"{field} {x} -> {y}")
+        if details:
+            changes.append({"change": "changed", "id": tid, "name": b[tid].name, "detail": "; ".join(details)})
+    totals = {
+        key: (getattr(old.totals, key), getattr(new.totals, key))
+        for key in ("templates", "requests", "static_tokens_before", "static_tokens_after", "fidelity")
+        if getattr(old.totals, key) != getattr(new.totals, key)
+    }
+    return {"templates": changes, "totals": totals}
