@@ -72,6 +72,14 @@ def test_golden_rows(path: Path) -> None:
     check_golden(golden(read_all(path)), path.with_name(path.stem + ".expected.json"))
 
 
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
+def test_batch_boundaries_change_nothing(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = golden(read_all(path))
+    monkeypatch.setattr(continue_llm, "BATCH_LINES", 2)
+    batches = read_all(path)
+    assert len(batches) >= 2 and golden(batches) == expected
+
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
 def test_every_line_is_accounted(path: Path) -> None:
     batches = read_all(path)
