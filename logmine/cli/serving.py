@@ -64,8 +64,9 @@ def validate(
     if fmt is OutputFormat.json:
         emit_json(doc)
         return
-    emit_table(f"validate {pack} ({doc['config']['model']} on {doc['config']['device']}, {doc['config']['max_new_tokens']} tokens)",
-               cli.table_rows(doc), cli.TABLE_COLUMNS)
+    cfg = doc["config"]
+    for title, rows in cli.tables(doc):
+        emit_table(f"validate {title}: {cfg['model']} on {cfg['device']}, {cfg['max_new_tokens']} tokens", rows)
 
 
 def serve(
