@@ -24,6 +24,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from logmine_serving.cache import ResponseCache, params_key
 from logmine_serving.errors import RenderError, UnsafeTemplateError, require_server
 from logmine_serving.generator import Generator, SequenceResult
@@ -32,6 +34,25 @@ from logmine_serving.pack_runtime import PackRuntime
 from logmine_serving.scheduler import BatchConfig, BatchScheduler, GenerateJob, QueueFullError
 
 log = logging.getLogger(__name__)
+
+
+Slot = str | int | float | bool | None
+
+
+class RenderBody(BaseModel):
+    """The body of ``POST /v1/render``."""
+
+    model_config = ConfigDict(extra="forbid")
+    template_id: str
+    slots: dict[str, Slot] = Field(default_factory=dict)
+    which: Literal["compressed", "original"] = "compressed"
+
+
+class GenerateBody(RenderBody):
+    """The body of ``POST /v1/generate`` (``max_tokens`` defaults to the server's)."""
+
+    max_tokens: int | None = Field(None, ge=1)
+    stream: bool = True
 
 
 @dataclass(frozen=True)
@@ -51,24 +72,11 @@ def create_app(runtime: PackRuntime, generator: Generator, batch: BatchConfig | 
     """The FastAPI application serving ``runtime``'s templates with ``generator``."""
     fastapi = require_server("fastapi", "logmine serve")
     from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
-    from pydantic import BaseModel, ConfigDict, Field
 
     batch, config = batch or BatchConfig(), config or ServeConfig()
     scheduler: BatchScheduler
     metrics = ServerMetrics(queue_depth=lambda: scheduler.depth())
     scheduler = BatchScheduler(generator, batch, metrics)
-    Slot = str | int | float | bool | None
-
-    class RenderBody(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        template_id: str
-        slots: dict[str, Slot] = Field(default_factory=dict)
-        which: Literal["compressed", "original"] = "compressed"
-
-    class GenerateBody(RenderBody):
-        max_tokens: int = Field(config.default_max_tokens, ge=1, le=config.max_tokens_limit)
-        stream: bool = True
-
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         await scheduler.start()
@@ -112,6 +120,10 @@ def create_app(runtime: PackRuntime, generator: Generator, batch: BatchConfig | 
 
     @app.post("/v1/generate")
     async def generate_endpoint(body: GenerateBody) -> Any:
+        max_tokens = body.max_tokens or config.default_max_tokens
+        if max_tokens > config.max_tokens_limit:
+            return error(422, f"max_tokens is {max_tokens}, over the limit of {config.max_tokens_limit}")
+        body = body.model_copy(update={"max_tokens": max_tokens})
         rendered = render(body)
         if not isinstance(rendered, tuple):
             return rendered

@@ -82,3 +82,27 @@ def make_workspace(root: Path, pack: TemplatePack, slots_table: bool = True, wit
                                                               "slots": ['{"file_path": "lib/override.py"}']}))
         txn.commit()
     return root
+
+
+def trigram_embedder(texts):  # noqa: ANN001, ANN201 - the cache's Embedder signature
+    """A deterministic stand-in for a sentence embedder: hashed character trigrams, L2-normalised."""
+    import zlib
+
+    import numpy as np
+
+    out = np.zeros((len(texts), 256), dtype=np.float32)
+    for row, text in enumerate(texts):
+        for i in range(max(len(text) - 2, 1)):
+            out[row, zlib.crc32(text[i:i + 3].encode()) % 256] += 1.0
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.where(norms == 0, 1, norms)
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    """Prometheus text -> {'name{labels}': value}."""
+    values = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.rpartition(" ")
+            values[key] = float(value)
+    return values
