@@ -16,6 +16,7 @@ _API = {
     "IngestReport": ("logmine.stages.ingest", "IngestReport"),
     "Workspace": ("logmine.workspace", "Workspace"),
     "LogmineError": ("logmine.errors", "LogmineError"),
+    "heatmap": ("logmine.stages.heatmap", "heatmap"), "HeatmapConfig": ("logmine.stages.heatmap", "HeatmapConfig"), "HeatmapResult": ("logmine.stages.heatmap", "HeatmapResult"),
 }
 
 __all__ = sorted(_API)
