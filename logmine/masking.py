@@ -1,0 +1,158 @@
+"""Masking rules: the values of a log line (numbers, ids, addresses, paths, ...) as data.
+
+A rule is ``{"pattern": <regex>, "mask_with": <NAME>}``. :class:`Masker` compiles an ordered list
+of rules into one alternation (earlier rules win where two match at the same place) and
+replaces every match by ``<*>`` (or ``<NAME>`` with ``typed=True``). The default rules work
+across systems; a user adds rules in front of them from a JSON file (:func:`load_rules`).
+
+Masking is idempotent: a masked text has nothing left that a rule would mask again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from logmine.errors import InputPathError, OptionError
+
+WILDCARD = "<*>"
+
+
+class MaskRule(BaseModel):
+    """One masking rule, as read from a user file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    pattern: str = Field(description="a Python regular expression; its whole match is masked")
+    mask_with: str = Field("*", pattern=r"^[A-Za-z_*][A-Za-z0-9_]*$", description="the value's kind, shown as <NAME> with typed masks")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            rx = re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from exc
+        if rx.match(""):
+            raise ValueError("the pattern matches the empty string")
+        return value
+
+
+class MaskRuleFile(BaseModel):
+    """A user's masking file: ``{"rules": [...], "replace_defaults": false}``."""
+
+    model_config = ConfigDict(extra="forbid")
+    rules: list[MaskRule]
+    replace_defaults: bool = Field(False, description="use only these rules, not logmine's defaults")
+
+
+_NOT_WORD_BEFORE = r"(?<![A-Za-z0-9_])"
+_NOT_WORD_AFTER = r"(?![A-Za-z0-9_])"
+
+DEFAULT_RULES: tuple[MaskRule, ...] = tuple(
+    MaskRule(pattern=p, mask_with=n)
+    for n, p in (
+        ("URL", r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`]+"),
+        ("EMAIL", r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+        ("UUID", r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"),
+        ("TIMESTAMP", r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"),
+        ("IP", r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?(?![\d.])"),
+        ("MAC", r"(?<![\w:])(?:[0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}(?![\w:])"),
+        ("HEX", r"\b0[xX][0-9a-fA-F]+\b"),
+        ("HEX", r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b"),
+        ("PATH", r"(?<![\w/.~<>*-])(?:/[\w.@+~-]+){2,}/?"),
+        ("BOOL", r"(?<![\w-])(?:true|false|null)(?![\w-])"),
+        # a number, with a byte unit when it has one ("5.2 KB")
+        ("NUM", _NOT_WORD_BEFORE + r"[-+]?\d+(?:\.\d+)*(?: ?(?:[KMGTP]i?B|B|bytes)\b)?" + _NOT_WORD_AFTER),
+        # any other word holding a digit, except a name with a short version number (en0, ssh2, IPv6)
+        ("ID", _NOT_WORD_BEFORE + r"(?![A-Za-z]+\d{1,2}" + _NOT_WORD_AFTER + r")[A-Za-z0-9_]*\d[A-Za-z0-9_]*"),
+    )
+)
+"""logmine's rules, most specific first; one set for every system (no per-dataset tuning)."""
+
+
+class Masker:
+    """Replaces every match of the rules by a wildcard (``<*>``, or ``<NAME>`` when ``typed``)."""
+
+    def __init__(self, rules: Sequence[MaskRule] = DEFAULT_RULES, typed: bool = False) -> None:
+        self.rules = tuple(rules)
+        self.typed = typed
+
+    @cached_property
+    def _regex(self) -> re.Pattern[str] | None:
+        if not self.rules:
+            return None
+        return re.compile("|".join(f"(?P<m{i}>{r.pattern})" for i, r in enumerate(self.rules)))
+
+    def _typed(self, match: re.Match[str]) -> str:
+        name = self.rules[int(match.lastgroup[1:])].mask_with  # type: ignore[index]
+        return WILDCARD if name == "*" else f"<{name}>"
+
+    def mask(self, text: str) -> str:
+        """``text`` with every value masked."""
+        rx = self._regex
+        if rx is None:
+            return text
+        return rx.sub(self._typed if self.typed else WILDCARD, text)
+
+    @cached_property
+    def wildcards(self) -> frozenset[str]:
+        """The whole-token masks this masker writes: ``<*>``, and ``<NAME>`` per rule when typed."""
+        names = {WILDCARD}
+        if self.typed:
+            names |= {f"<{r.mask_with}>" for r in self.rules if r.mask_with != "*"}
+        return frozenset(names)
+
+    @cached_property
+    def _mask_token(self) -> re.Pattern[str]:
+        masks = "|".join(re.escape(w) for w in sorted(self.wildcards))
+        return re.compile(rf"(?<!\S)(?:(?:{masks})[,;:./_|=+-]*)+(?!\S)")
+
+    def collapse(self, text: str) -> str:
+        """Turn every token made only of masks and separators (``<*>,<*>``, ``<*>:``) into one
+        mask, so a list of values and a single value fill the same slot."""
+        if not self.typed:
+            return self._mask_token.sub(WILDCARD, text)
+
+        def one(match: re.Match[str]) -> str:
+            found = {w for w in self.wildcards if w in match.group(0)}
+            return found.pop() if len(found) == 1 else WILDCARD
+
+        return self._mask_token.sub(one, text)
+
+    def __getstate__(self) -> dict[str, object]:  # compiled patterns are rebuilt, not copied
+        return {"rules": self.rules, "typed": self.typed}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__(state["rules"], state["typed"])  # type: ignore[misc, arg-type]
+
+
+def build_rules(extra: Iterable[MaskRule | dict[str, str]] = (), use_defaults: bool = True) -> tuple[MaskRule, ...]:
+    """The user's rules (first, so they win) followed by the defaults."""
+    rules = tuple(r if isinstance(r, MaskRule) else MaskRule.model_validate(r) for r in extra)
+    return rules + (DEFAULT_RULES if use_defaults else ())
+
+
+def load_rules(path: Path | str) -> tuple[MaskRule, ...]:
+    """Read a masking file (a list of rules, or ``{"rules": [...], "replace_defaults": bool}``)
+    and return the rules to use, the defaults included unless replaced."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError as exc:
+        raise InputPathError(path) from exc
+    except (OSError, ValueError) as exc:
+        raise InputPathError(path, f"not a readable JSON file ({exc})") from exc
+    if isinstance(raw, list):
+        raw = {"rules": raw}
+    try:
+        spec = MaskRuleFile.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise OptionError("--mask-rules", str(path), f"{where}: {first['msg']}") from exc
+    return build_rules(spec.rules, use_defaults=not spec.replace_defaults)
