@@ -8,8 +8,11 @@ between requests), and the outputs and timings are compared.
 
 Inputs (read at the edge by :func:`load_cases`):
 
-- ``llm_requests`` (the DuckDB view of the workspace) with a ``template_id`` column, which
-  `logmine compress` adds; rows are matched to a pack template by its ``id`` (or ``name``);
+- which template each request has: a ``template_id`` column of the ``llm_requests`` view, else
+  the ``request_templates(request_id, template_id)`` table, else ``template_slots``; a request
+  matches the pack template with that ``id`` (or ``name``), or whose ``family_id`` is the
+  template's family (from the ``templates`` or ``template_slots`` table), since a pack holds one
+  template per family;
 - slot values: the request's columns named like the template's variables (``prefix``,
   ``suffix``, ``file_path``, ``language``, ...), overridden by ``template_slots(request_id,
   template_id, slots JSON)`` when that table exists.
@@ -105,34 +108,73 @@ def load_cases(workspace: Path | str, runtime: PackRuntime, per_template: int) -
 
 
 def _load_cases(con: Any, root: Path, runtime: PackRuntime, per_template: int) -> dict[str, list[ValidationCase]]:
-    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    tables = {r[0]: _columns(con, r[0]) for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     if "llm_requests" not in tables:
         raise ValidationInputError(f"workspace {root} has no llm_requests; run `logmine ingest LOGS -o {root}` first")
-    columns = [r[0] for r in con.execute("DESCRIBE llm_requests").fetchall()]
-    if "template_id" not in columns:
-        raise ValidationInputError(f"workspace {root}: llm_requests has no template_id column; run `logmine compress` on it first")
-    by_key = {t.id: t.id for t in runtime.pack.templates} | {t.name: t.id for t in runtime.pack.templates}
-    keys = sorted(by_key)
+    assign = _assignment_sql(tables)
+    if assign is None:
+        raise ValidationInputError(f"workspace {root}: no request has a template id (no template_id column in llm_requests, "
+                                   "no request_templates or template_slots table); run `logmine compress` on it first")
+    family = _family_sql(tables)
+    keymap: dict[str, str] = {}
+    for t in runtime.pack.templates:  # a request matches a pack template by id, name or template family
+        keymap.setdefault(t.id, t.id)
+        keymap.setdefault(t.name, t.id)
+        if t.family_id:
+            keymap.setdefault(t.family_id, t.id)
+    keys = sorted(keymap)
+    order = "r.ts NULLS LAST, r.request_id" if "ts" in tables["llm_requests"] else "r.request_id"
     rows = con.execute(
-        """SELECT * EXCLUDE (rn) FROM (
-             SELECT *, row_number() OVER (PARTITION BY template_id ORDER BY ts NULLS LAST, request_id) AS rn
-             FROM llm_requests WHERE template_id IN (SELECT unnest(?::VARCHAR[])))
-           WHERE rn <= ? ORDER BY template_id, rn""",
-        [keys, per_template],
+        f"""WITH keymap AS (SELECT unnest(?::VARCHAR[]) AS key, unnest(?::VARCHAR[]) AS pack_id),
+           assign AS ({assign}),
+           family AS ({family}),
+           matched AS (
+             SELECT a.request_id, coalesce(k1.pack_id, k2.pack_id) AS pack_id
+             FROM assign a LEFT JOIN family f ON f.template_id = a.template_id
+             LEFT JOIN keymap k1 ON k1.key = a.template_id LEFT JOIN keymap k2 ON k2.key = f.family_id
+             WHERE coalesce(k1.pack_id, k2.pack_id) IS NOT NULL QUALIFY row_number() OVER (PARTITION BY a.request_id) = 1),
+           ranked AS (
+             SELECT r.*, m.pack_id AS __pack_template_id,
+                    row_number() OVER (PARTITION BY m.pack_id ORDER BY {order}) AS __rn
+             FROM llm_requests r JOIN matched m ON m.request_id = r.request_id)
+           SELECT * EXCLUDE (__rn) FROM ranked WHERE __rn <= ? ORDER BY __pack_template_id, __rn""",
+        [keys, [keymap[k] for k in keys], per_template],
     )
     names = [d[0] for d in rows.description]
     records = [dict(zip(names, r)) for r in rows.fetchall()]
     slots = _template_slots(con, tables, [r["request_id"] for r in records])
     cases: dict[str, list[ValidationCase]] = {t.id: [] for t in runtime.pack.templates}
     for rec in records:
-        tid = by_key[rec["template_id"]]
+        tid = rec.pop("__pack_template_id")
         values = {k: v for k, v in rec.items() if isinstance(v, (str, int, float, bool)) or v is None}
         values.update(slots.get(rec["request_id"], {}))
         cases[tid].append(ValidationCase(str(rec["request_id"]), tid, values, rec.get("language"), rec.get("file_path")))
     return cases
 
 
-def _template_slots(con: Any, tables: set[str], request_ids: list[str]) -> dict[str, dict[str, Any]]:
+def _columns(con: Any, table: str) -> set[str]:
+    return {r[0] for r in con.execute(f'DESCRIBE "{table}"').fetchall()}
+
+
+def _assignment_sql(tables: dict[str, set[str]]) -> str | None:
+    """SQL for ``(request_id, template_id)``: the llm_requests view's column, else request_templates, else template_slots."""
+    if "template_id" in tables["llm_requests"]:
+        return "SELECT request_id, template_id FROM llm_requests WHERE template_id IS NOT NULL"
+    for table in ("request_templates", "template_slots"):
+        if {"request_id", "template_id"} <= tables.get(table, set()):
+            return f'SELECT request_id, template_id FROM "{table}"'
+    return None
+
+
+def _family_sql(tables: dict[str, set[str]]) -> str:
+    """SQL for ``(template_id, family_id)`` from the templates or template_slots table, when one has it."""
+    for table in ("templates", "template_slots"):
+        if {"template_id", "family_id"} <= tables.get(table, set()):
+            return f'SELECT DISTINCT template_id, family_id FROM "{table}"'
+    return "SELECT NULL::VARCHAR AS template_id, NULL::VARCHAR AS family_id WHERE false"
+
+
+def _template_slots(con: Any, tables: dict[str, set[str]], request_ids: list[str]) -> dict[str, dict[str, Any]]:
     if "template_slots" not in tables or not request_ids:
         return {}
     rows = con.execute("SELECT request_id, slots FROM template_slots WHERE request_id IN (SELECT unnest(?::VARCHAR[]))", [request_ids])

@@ -39,9 +39,35 @@ def test_load_cases_takes_slots_from_columns_and_template_slots(pack_and_ws: tup
 def test_load_cases_needs_template_ids(tmp_path: Path) -> None:
     pack = make_pack()
     pack_dir = write_test_pack(tmp_path / "pack")
-    ws = make_workspace(tmp_path / "ws", pack, with_template_id=False)
+    ws = make_workspace(tmp_path / "ws", pack, slots_table=False, with_template_id=False)
     with pytest.raises(ValidationInputError, match="run `logmine compress`"):
         load_cases(ws, PackRuntime.load(pack_dir), 3)
+
+
+def test_load_cases_from_request_templates_and_families(tmp_path: Path) -> None:
+    """As compress records it: request_templates assigns mined ids; a pack template stands for its family."""
+    import polars as pl
+
+    pack_dir = write_test_pack(tmp_path / "pack")
+    runtime = PackRuntime.load(pack_dir)
+    fim = runtime.pack.template("fim")
+    family_pack = make_pack().model_copy(update={"templates": [fim.model_copy(update={"family_id": "fam-1"})]})
+    from logmine.pack import write_pack
+
+    pack_dir = write_pack(family_pack, tmp_path / "pack2")
+    runtime = PackRuntime.load(pack_dir)
+    ws = Workspace.create(tmp_path / "ws")
+    with ws.lock():
+        txn = ws.transaction()
+        requests = pl.DataFrame({"request_id": ["a", "b", "c"], "prefix": ["p1", "p2", "p3"], "suffix": ["", "", ""],
+                                 "file_path": ["x.py"] * 3})
+        txn.replace_table("llm_requests", requests)
+        txn.replace_table("request_templates", pl.DataFrame({"request_id": ["a", "b", "c"], "template_id": [fim.id, "member-2", "other"]}))
+        txn.replace_table("templates", pl.DataFrame({"template_id": [fim.id, "member-2", "other"], "family_id": ["fam-1", "fam-1", "fam-9"]}))
+        txn.commit()
+    cases = load_cases(ws.root, runtime, per_template=5)
+    assert [c.request_id for c in cases[fim.id]] == ["a", "b"]
+    assert cases[fim.id][1].slots["prefix"] == "p2"
 
 
 def test_validate_compares_original_and_compressed(pack_and_ws: tuple[Path, Path], tiny_generator: Generator) -> None:
