@@ -63,15 +63,12 @@ def iter_json_values(data: bytes, flatten_arrays: bool = True) -> Iterator[tuple
 
 
 def _raw(value: Any) -> str:
-    try:
-        return orjson.dumps(value)[:1024].decode("utf-8", "replace")
-    except TypeError:  # an integer beyond 64 bits that orjson kept as an int
-        return json.dumps(value)[:1024]
+    return orjson.dumps(value)[:1024].decode("utf-8", "replace")
 
 
 def _iter_slow(data: bytes, flatten_arrays: bool) -> Iterator[tuple[Any, str]]:
     text = data.decode("utf-8", "surrogateescape")
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=_parse_int, parse_constant=_no_constant)
     pos = _skip(text, 0)
     in_array = flatten_arrays and text.startswith("[", pos)
     if in_array:
@@ -83,10 +80,11 @@ def _iter_slow(data: bytes, flatten_arrays: bool) -> Iterator[tuple[Any, str]]:
         index += 1
         try:
             value, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:  # JSONDecodeError, or NaN/Infinity, which JSON does not have
             rest = len(text) - pos
-            where = f"at line {exc.lineno} column {exc.colno} (value {index})"
-            yield RecordError(REJECT_MALFORMED_JSON, f"{exc.msg} {where}; the remaining {rest} characters are not read"), _clip(text[pos:])
+            where = f" at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+            reason = f"{getattr(exc, 'msg', exc)}{where} (value {index}); the remaining {rest} characters are not read"
+            yield RecordError(REJECT_MALFORMED_JSON, reason), _clip(text[pos:])
             return
         piece = text[pos:end]
         try:
@@ -104,6 +102,16 @@ def _iter_slow(data: bytes, flatten_arrays: bool) -> Iterator[tuple[Any, str]]:
             else:
                 yield RecordError(REJECT_MALFORMED_JSON, f"expected ',' or ']' after value {index}"), _clip(text[pos:])
                 return
+
+
+def _parse_int(text: str) -> int | float:
+    """An integer as orjson reads it: beyond 64 bits it becomes a float."""
+    value = int(text)
+    return value if -(1 << 63) <= value < (1 << 64) else float(value)
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not valid JSON")
 
 
 def _skip(text: str, pos: int) -> int:

@@ -184,7 +184,7 @@ def _read_document(path: Path) -> Iterator[Batch]:
 def _read_zip(path: Path) -> Iterator[Batch]:
     try:
         archive = zipfile.ZipFile(path)
-    except zipfile.BadZipFile as exc:
+    except (zipfile.BadZipFile, NotImplementedError, EOFError) as exc:
         raise ValueError(f"not a readable zip archive: {exc}") from None
     batches, number, user_id = _Batches(), 0, path.stem
     with archive:
