@@ -75,10 +75,10 @@ _PREFIX = {"python": "def run(n, value, total):\n", "javascript": "function run(
 _INDENT = {"python": "    ", "javascript": "  ", "go": "\t"}
 
 
-def native_request(tokens: list[str], times: list[float] | None, **fields: Any) -> dict[str, Any]:
+def native_request(tokens: list[str] | None, times: list[float] | None, **fields: Any) -> dict[str, Any]:
     """One native ``llm_request`` record."""
     rec: dict[str, Any] = {"type": "llm_request", "ts": "2025-03-03T10:00:00Z", "kind": "completion", "model": "m1",
-                           "token_texts": tokens, "token_times_ms": times, "completion": "".join(tokens)}
+                           "token_texts": tokens, "token_times_ms": times, "completion": "".join(tokens or [])}
     rec.update(fields)
     return rec
 

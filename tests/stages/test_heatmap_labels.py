@@ -1,0 +1,81 @@
+"""Token types from the parse: exact labels on hand-labelled completions in every language."""
+
+from __future__ import annotations
+
+import pytest
+from heatmap_helpers import HAND_LABELLED
+
+from logmine.stages.heatmap_labels import label_tokens
+
+
+@pytest.mark.parametrize("language", sorted(HAND_LABELLED))
+def test_hand_labelled_tokens(language: str) -> None:
+    prefix, tokens = HAND_LABELLED[language]
+    labels = label_tokens([t for t, _ in tokens], prefix, "completion", language, None)
+    assert list(zip([t for t, _ in tokens], labels.token_types)) == tokens
+    assert (labels.language, labels.language_source) == (language, "record")
+
+
+@pytest.mark.parametrize("language", sorted(HAND_LABELLED))
+def test_language_from_extension_or_detection_gives_the_same_labels(language: str) -> None:
+    prefix, tokens = HAND_LABELLED[language]
+    ext = {"python": "py", "java": "java", "javascript": "js", "typescript": "ts", "go": "go", "rust": "rs"}[language]
+    by_ext = label_tokens([t for t, _ in tokens], prefix, "completion", None, f"src/file.{ext}")
+    assert by_ext.language_source == "extension" and [t for _, t in tokens] == by_ext.token_types
+
+
+def test_detected_language_when_the_log_has_none() -> None:
+    labels = label_tokens(["    return", " x", " +", " 1", "\n"], "def f(x):\n", "other", None, None)
+    assert (labels.language, labels.language_source) == ("python", "detected")
+    assert labels.token_types == ["keyword", "identifier", "operator", "number", "whitespace"]
+
+
+def test_raw_node_types_are_kept() -> None:
+    labels = label_tokens(["    s", " =", ' "', "hi", '"', "\n"], "def f():\n", "completion", "python", None)
+    assert labels.node_types == ["identifier", "=", "string_start", "string_content", "string_end", "newline"]
+
+
+def test_completion_that_starts_inside_an_identifier() -> None:
+    labels = label_tokens(["nt", "(", "1", ")"], "pri", "completion", "python", None)
+    assert labels.token_types == ["identifier", "punctuation", "number", "punctuation"]
+
+
+def test_non_ascii_offsets() -> None:
+    labels = label_tokens([' "', "héllo ✓", '"', " +", " x"], "s = ", "completion", "python", None)
+    assert labels.token_types == ["string", "string", "string", "operator", "identifier"]
+
+
+def test_chat_prose_with_a_fenced_block() -> None:
+    tokens = ["Use", " this", ":\n", "```", "go", "\n", "x", " :=", " 1", "\n", "```", "\n", "Done", "."]
+    labels = label_tokens(tokens, None, "chat", None, None)
+    assert labels.token_types == ["prose", "prose", "prose", "prose", "prose", "whitespace", "identifier", "operator", "number",
+                                  "whitespace", "prose", "whitespace", "prose", "prose"]
+    assert (labels.language, labels.language_source) == ("go", "fence")
+
+
+def test_unclosed_fence_and_unknown_fence_language() -> None:
+    open_block = label_tokens(["Here", ":\n", "```", "\n", "def", " f", "():"], None, "chat", "python", None)
+    assert open_block.token_types[-3:] == ["keyword", "identifier", "punctuation"]
+    shell = label_tokens(["```", "bash", "\n", "ls", " -la", "\n", "```"], None, "chat", None, None)
+    assert shell.token_types[3:5] == ["error", "error"] and shell.node_types[3] == "unparsed"
+
+
+def test_prose_without_code() -> None:
+    labels = label_tokens(["The", " answer", " is", " yes", "."], None, "chat", None, None)
+    assert labels.token_types == ["prose"] * 5 and labels.language is None and labels.language_source == "prose"
+    other = label_tokens(["Hello", " there"], None, "other", None, None)
+    assert other.token_types == ["prose", "prose"]
+
+
+def test_unknown_language_is_unparsed_not_guessed() -> None:
+    labels = label_tokens(["fun", " main", "()", " {", "}"], None, "completion", "kotlin", "Main.kt")
+    assert labels.token_types == ["error"] * 5 and labels.node_types == ["unparsed"] * 5
+    assert labels.language is None and labels.language_source == "unsupported"
+    nothing = label_tokens(["zz", " qq"], None, "completion", None, None)
+    assert nothing.token_types == ["error", "error"] and nothing.language_source == "none"
+
+
+def test_syntax_errors_still_label_the_leaves() -> None:
+    labels = label_tokens([" =", " 1", " $", " 2"], "x", "completion", "python", None)
+    assert labels.parse_error
+    assert labels.token_types == ["operator", "number", "error", "number"]
