@@ -74,7 +74,7 @@ SKETCH_SCHEMA: dict[str, pl.DataType] = {
     "day": pl.String(), "hour": pl.Int8(), "model": pl.String(), "language": pl.String(), "token_type": pl.String(),
     "position_bucket": pl.String(), "bucket": pl.Int32(), "count": pl.Int64(), "sum": pl.Float64(),
 }
-_INPUT_COLUMNS = ("request_id", "ts", "kind", "model", "language", "file_path", "prefix", "completion",
+_INPUT_COLUMNS = ("request_id", "ts", "kind", "model", "language", "file_path", "prefix", "prompt", "completion",
                   "token_times_ms", "token_texts")
 
 
@@ -192,7 +192,7 @@ def _measure_one(r: dict[str, Any], chunk_fraction: float, tok: dict[str, list[A
         labels = None
         language = normalise_language(r["language"]) or UNKNOWN
     else:
-        labels = label_tokens(tl.tokens, r["prefix"], r["kind"], r["language"], r["file_path"])
+        labels = label_tokens(tl.tokens, r["prefix"], r["kind"], r["language"], r["file_path"], r["prompt"])
         language = labels.language or normalise_language(r["language"]) or ("prose" if labels.language_source == "prose" else UNKNOWN)
     req["request_id"].append(r["request_id"])
     req["day"].append(day)

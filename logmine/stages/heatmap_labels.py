@@ -11,6 +11,7 @@ around them is ``prose``. Code in a language without a grammar is ``error`` / ``
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +34,7 @@ class Labels:
     language: str | None
     """The grammar used (for chat: the first fenced block's), None when nothing was parsed."""
     language_source: str
-    """record | extension | detected | fence | unsupported | none | prose."""
+    """record | extension | prompt | detected | fence | unsupported | none | prose."""
     parse_error: bool = False
     """The parse had ERROR or MISSING nodes (the labels are still the leaves')."""
 
@@ -44,13 +45,28 @@ def label_tokens(
     kind: str | None,
     language: str | None,
     file_path: str | None,
+    prompt: str | None = None,
 ) -> Labels:
-    """Label ``tokens`` (which join up to a prefix of the generated text) for one request."""
+    """Label ``tokens`` (which join up to a prefix of the generated text) for one request.
+
+    Without a ``prefix``, the code before the cursor (and a file name or fence language) is
+    taken from the raw ``prompt`` when it is a fill-in-the-middle or fenced-code prompt.
+    """
     text = "".join(tokens)
     if kind not in CODE_KINDS and ("```" in text or "~~~" in text or kind == "chat"):
         return _label_markdown(tokens, text, language, file_path)
+    ctx = prompt_context(prompt) if prefix is None and prompt else None
+    if ctx is not None:
+        prefix, file_path = ctx.prefix, file_path or ctx.file_path
     prefix = prefix or ""
-    lang, source = resolve_language_source(language, file_path, prefix[-4000:] + text)
+    lang, source = resolve_language_source(language, file_path, None)
+    if source == "none":
+        fence = normalise_language(ctx.language) if ctx else None
+        if fence in GRAMMARS:
+            lang, source = fence, "prompt"
+        else:
+            lang = detect_language(prefix[-4000:] + text)
+            source = "detected" if lang else "none"
     if lang is None:
         fallback = ("error", UNPARSED) if source == "unsupported" or kind in CODE_KINDS else ("prose", "prose")
         types, nodes = _constant(tokens, *fallback)
@@ -106,6 +122,54 @@ def _assign(
         types.append(cat)
         nodes.append(node)
     return types, nodes
+
+
+# -- code context from the prompt -------------------------------------------------------------------
+_FIM_PREFIX = ("<|fim_prefix|>", "<fim_prefix>", "<\uff5cfim\u2581begin\uff5c>", "<PRE>", "[PREFIX]")
+_FIM_OTHER = ("<|fim_suffix|>", "<|fim_middle|>", "<fim_suffix>", "<fim_middle>", "<\uff5cfim\u2581hole\uff5c>",
+              "<\uff5cfim\u2581end\uff5c>", "<SUF>", "<MID>", "[SUFFIX]", "[MIDDLE]", "<|file_sep|>", "<file_sep>",
+              "<|endoftext|>", "<EOT>")
+_PATH_RE = re.compile(r"(?:<\|file_sep\|>|<file_sep>|<filename>|<\|file_name\|>)[ \t]*([^\n<]+?)[ \t]*\n")
+_HOLES = ("<HOLE>", "{{FILL_HERE}}", "<FILL_ME>")
+_OPEN_FENCE_RE = re.compile(r"^[ \t]*```[ \t]*([\w+#.-]*)[^\n]*\n", re.M)
+
+
+@dataclass(frozen=True, slots=True)
+class PromptContext:
+    """Code context recovered from a raw prompt when the log has no prefix (Continue, OTel)."""
+
+    prefix: str | None
+    """The code before the cursor (a FIM prompt's prefix part, or an unclosed fenced block)."""
+    file_path: str | None
+    """A file path named in the prompt (``<file_sep>path``), for the extension."""
+    language: str | None
+    """The language of the fence the prefix came from."""
+
+
+def prompt_context(prompt: str | None) -> PromptContext:
+    """Find the code before the cursor in a FIM prompt (StarCoder, Qwen, DeepSeek, CodeLlama, Codestral)."""
+    if not prompt:
+        return PromptContext(None, None, None)
+    best = max(((prompt.rfind(m), m) for m in _FIM_PREFIX), key=lambda pm: pm[0])
+    if best[0] >= 0:
+        start = best[0] + len(best[1])
+        ends = [i for i in (prompt.find(m, start) for m in _FIM_OTHER) if i >= 0]
+        prefix = prompt[start:min(ends) if ends else len(prompt)]
+        if best[1] == "<PRE>" and prefix.startswith(" "):
+            prefix = prefix[1:]
+        paths = _PATH_RE.findall(prompt[:best[0]])
+        return PromptContext(prefix, paths[-1] if paths else None, None)
+    for hole in _HOLES:  # "complete the code at <HOLE>" prompts: the code before the hole
+        at = prompt.find(hole)
+        if at >= 0:
+            fences = list(_OPEN_FENCE_RE.finditer(prompt, 0, at))
+            start = fences[-1] if fences else None
+            return PromptContext(prompt[start.end() if start else 0:at], None, start.group(1) or None if start else None)
+    fences = list(_OPEN_FENCE_RE.finditer(prompt))
+    if len(fences) % 2 == 1:  # an unclosed block at the end: the code the answer continues
+        last = fences[-1]
+        return PromptContext(prompt[last.end():], None, last.group(1) or None)
+    return PromptContext(None, None, None)
 
 
 # -- Markdown answers ----------------------------------------------------------------------------

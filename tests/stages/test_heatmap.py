@@ -211,3 +211,14 @@ def test_cli_errors(tmp_path: Path, planted: Path, capsys: pytest.CaptureFixture
         assert (captured.out, captured.err) == ("", message + "\n")
     with pytest.raises(WorkspaceError, match="is not a logmine workspace"):
         heatmap(nope, QUIET)
+
+
+def test_logmine_sample_planted_strings_come_out_on_top(tmp_path: Path) -> None:
+    sample = pytest.importorskip("logmine.sample")
+    sample.generate(tmp_path / "logs", sample.SampleConfig(events=3000, seed=0))
+    truth = json.loads((tmp_path / "logs" / "truth.json").read_text())
+    assert truth["token_latency"]["kind_factor"]["STRING"] == 5.0
+    ingest([tmp_path / "logs"], tmp_path / "ws")
+    result = heatmap(tmp_path / "ws", QUIET)
+    assert result.measured > 100
+    assert result.by_type["token_type"][0] == "string" and result.by_type["heat"][0] == 5

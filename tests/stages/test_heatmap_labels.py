@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from heatmap_helpers import HAND_LABELLED
 
-from logmine.stages.heatmap_labels import label_tokens
+from logmine.stages.heatmap_labels import PromptContext, label_tokens, prompt_context
 
 
 @pytest.mark.parametrize("language", sorted(HAND_LABELLED))
@@ -79,3 +79,31 @@ def test_syntax_errors_still_label_the_leaves() -> None:
     labels = label_tokens([" =", " 1", " $", " 2"], "x", "completion", "python", None)
     assert labels.parse_error
     assert labels.token_types == ["operator", "number", "error", "number"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("<|repo_name|>r\n<|file_sep|>/src/api/client.ts\n<|fim_prefix|>const a = 1;\n<|fim_suffix|>x<|fim_middle|>",
+         PromptContext("const a = 1;\n", "/src/api/client.ts", None)),
+        ("<file_sep>/x/t.py\n<fim_prefix>def f():\n<fim_suffix>\n<fim_middle>", PromptContext("def f():\n", "/x/t.py", None)),
+        ("user: [SUFFIX]\n}\n[PREFIX]package org;\n\nclass A", PromptContext("package org;\n\nclass A", None, None)),
+        ("<PRE> def f(): <SUF> pass <MID>", PromptContext("def f(): ", None, None)),
+        ("Complete:\n```typescript\nexport interface User {", PromptContext("export interface User {", None, "typescript")),
+        ("```go\nfunc f() {\n\t<HOLE>\n}\n```\nWrite the code that replaces <HOLE>.", PromptContext("func f() {\n\t", None, "go")),
+        ("/fix\n```python\nx = 1\n```\nFind the bug", PromptContext(None, None, None)),
+        (None, PromptContext(None, None, None)),
+    ],
+    ids=["qwen", "starcoder", "codestral", "codellama", "open-fence", "hole", "closed-fence", "none"],
+)
+def test_prompt_context(prompt: str | None, expected: PromptContext) -> None:
+    assert prompt_context(prompt) == expected
+
+
+def test_prefix_and_language_from_the_prompt_when_the_log_has_neither() -> None:
+    prompt = "<|file_sep|>/src/app.go\n<|fim_prefix|>package main\n\nfunc f() string {\n\treturn \"ab<|fim_suffix|>\n}<|fim_middle|>"
+    labels = label_tokens(["cd", '"', "\n"], None, "completion", None, None, prompt)
+    assert (labels.language, labels.language_source) == ("go", "extension")
+    assert labels.token_types == ["string", "string", "whitespace"]
+    fenced = label_tokens(["1", ")"], None, "completion", None, None, "```python\nprint(")
+    assert (fenced.language, fenced.language_source, fenced.token_types) == ("python", "prompt", ["number", "punctuation"])
