@@ -1,6 +1,7 @@
 """Masking rules: the values of a log line (numbers, ids, addresses, paths, ...) as data.
 
-A rule is ``{"pattern": <regex>, "mask_with": <NAME>}``. :class:`Masker` compiles an ordered list
+A rule is ``{"pattern": <regex>, "mask_with": <NAME>}``; it matches only where a word starts
+(not right after a letter, digit or underscore), so ``abc123`` is one value, never ``abc<*>``. :class:`Masker` compiles an ordered list
 of rules into one alternation (earlier rules win where two match at the same place) and
 replaces every match by ``<*>`` (or ``<NAME>`` with ``typed=True``). The default rules work
 across systems; a user adds rules in front of them from a JSON file (:func:`load_rules`).
@@ -51,15 +52,16 @@ class MaskRuleFile(BaseModel):
 
 
 _NOT_WORD_BEFORE = r"(?<![A-Za-z0-9_])"
+_WORD_START = _NOT_WORD_BEFORE
 _NOT_WORD_AFTER = r"(?![A-Za-z0-9_])"
 
 DEFAULT_RULES: tuple[MaskRule, ...] = tuple(
     MaskRule(pattern=p, mask_with=n)
     for n, p in (
-        ("URL", r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`]+"),
-        ("EMAIL", r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
-        ("UUID", r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"),
-        ("TIMESTAMP", r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"),
+        ("URL", r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`]+"),
+        ("EMAIL", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+        ("UUID", r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
+        ("TIMESTAMP", r"(?<!\d)\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"),
         ("IP", r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?(?![\d.])"),
         ("MAC", r"(?<![\w:])(?:[0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}(?![\w:])"),
         ("HEX", r"\b0[xX][0-9a-fA-F]+\b"),
@@ -86,7 +88,9 @@ class Masker:
     def _regex(self) -> re.Pattern[str] | None:
         if not self.rules:
             return None
-        return re.compile("|".join(f"(?P<m{i}>{r.pattern})" for i, r in enumerate(self.rules)))
+        # One guard in front of the alternation: positions inside a word fail at once instead of
+        # trying every rule (about 2x faster on log lines).
+        return re.compile(_WORD_START + "(?:" + "|".join(f"(?P<m{i}>{r.pattern})" for i, r in enumerate(self.rules)) + ")")
 
     def _typed(self, match: re.Match[str]) -> str:
         name = self.rules[int(match.lastgroup[1:])].mask_with  # type: ignore[index]
@@ -110,11 +114,11 @@ class Masker:
     @cached_property
     def _mask_token(self) -> re.Pattern[str]:
         masks = "|".join(re.escape(w) for w in sorted(self.wildcards))
-        return re.compile(rf"(?<!\S)(?:(?:{masks})[,;:./_|=+-]*)+(?!\S)")
+        return re.compile(rf"(?:{masks})(?:[,;:./_|=+-]+(?:{masks}))+")
 
     def collapse(self, text: str) -> str:
-        """Turn every token made only of masks and separators (``<*>,<*>``, ``<*>:``) into one
-        mask, so a list of values and a single value fill the same slot."""
+        """Turn masks joined by separators (``<*>,<*>``, ``<*>:<*>:<*>``) into one mask, so a list
+        of values and a single value fill the same slot."""
         if not self.typed:
             return self._mask_token.sub(WILDCARD, text)
 

@@ -102,21 +102,16 @@ def split_tokens(text: str, collapse_spaces: bool) -> tuple[tuple[str, ...], tup
     return tuple(parts[0::2]), (lead, *parts[1::2], trail)
 
 
-def render(tokens: Sequence[str], seps: Sequence[str], collapse: bool = False) -> str:
-    """The text of ``tokens`` joined by ``seps`` (single spaces when empty); with ``collapse``,
-    runs of adjacent wildcards become one."""
+def render(tokens: Sequence[str], seps: Sequence[str]) -> str:
+    """The text of ``tokens`` joined by ``seps`` (leading, between and trailing whitespace;
+    single spaces when ``seps`` is empty)."""
     if not seps:
-        seps = ("", *([" "] * max(len(tokens) - 1, 0)), "")
+        return " ".join(tokens)
     out = [seps[0]]
-    prev_wild = False
     for i, tok in enumerate(tokens):
-        wild = tok == WILDCARD
-        if collapse and wild and prev_wild:
-            continue
         if i:
             out.append(seps[i])
         out.append(tok)
-        prev_wild = wild
     out.append(seps[-1])
     return "".join(out)
 
@@ -312,10 +307,11 @@ def finalize(state: MinerState, config: MineConfig, wildcards: frozenset[str]) -
 
 
 def _group_text(g: Group, state: MinerState) -> str:
-    parts = g.parts if g.parts else [g]
-    part = min(parts, key=lambda p: (len(p.pattern), p.pattern))
-    canonical = min(part.members, key=lambda i: (state.tokens[i], state.seps[i]))
-    return render(part.pattern, state.seps[canonical], collapse=bool(g.parts))
+    def seps_of(part: Group) -> tuple[str, ...]:
+        return state.seps[min(part.members, key=lambda i: (state.tokens[i], state.seps[i]))]
+
+    tokens, seps = g.render(seps_of)
+    return render(tokens, seps)
 
 
 def mine_templates(lines: Iterable[str], config: MineConfig | None = None, progress: ProgressFn | None = None) -> MineResult:

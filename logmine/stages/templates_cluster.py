@@ -10,10 +10,11 @@ templates. The steps, each deterministic and independent of the order of the uni
    while that position looks like a constant: few distinct words (at most
    ``max_constant_values``), not a ``key=value`` pair, no masked value among them. The
    positions left that still differ are variables.
-3. Merge templates that differ only in their first word, when that word takes many values
-   and the rest of the line holds enough constant words to identify the event.
-4. Merge templates of different lengths whose patterns are equal once runs of adjacent
+3. Merge templates of different lengths whose patterns are equal once runs of adjacent
    wildcards are read as one variable-length wildcard (a value of several words).
+4. Merge templates that share a frame (the same words before and after) and differ only in
+   the region between, when that region takes many values of any length; the first word
+   is such a region too, when the rest of the line has enough constant words.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from logmine.masking import WILDCARD
@@ -49,14 +50,33 @@ class Group:
     pattern: tuple[str, ...]
     parts: list[Group] = field(default_factory=list)
     """For a variable-length template: its fixed-length templates, one per token count."""
+    frame: tuple[int, int] | None = None
+    """For a template merged around a region: the lengths of its head and tail."""
+
+    def render(self, seps_of: Callable[[Group], Sequence[str]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The pattern and its separators, taken from the smallest fixed-length part
+        (``seps_of(part)``: leading, between-token and trailing whitespace of its pattern)."""
+        if not self.parts:
+            return self.pattern, tuple(seps_of(self))
+        part = min(self.parts, key=lambda p: (len(p.pattern), p.pattern))
+        tokens, seps = _collapse_with_seps(part.pattern, tuple(seps_of(part)))
+        if self.frame is None:
+            return tokens, seps
+        if not seps:
+            return self.pattern, ()
+        head, tail = self.frame
+        n = len(tokens)
+        return self.pattern, (*seps[: head + 1], *seps[n - tail : n], seps[n])
 
 
 def has_mask(token: str, wildcards: frozenset[str]) -> bool:
     return any(w in token for w in wildcards)
 
 
-def is_variable(values: Counter[str], lines: int, params: ClusterParams, wildcards: frozenset[str]) -> bool:
-    """Whether a position taking ``values`` (word -> lines) over ``lines`` lines is a variable."""
+def is_variable(values: Counter[str], lines: int, params: ClusterParams, wildcards: frozenset[str], region: bool = False) -> bool:
+    """Whether a position taking ``values`` (word -> lines) over ``lines`` lines is a variable.
+
+    For a ``region`` (several words between a shared head and tail) only the counts decide."""
     distinct = len(values)
     if distinct <= 1:
         return False
@@ -64,6 +84,8 @@ def is_variable(values: Counter[str], lines: int, params: ClusterParams, wildcar
         return True
     if distinct >= 3 and distinct / max(lines, 1) > params.variable_ratio:
         return True
+    if region:
+        return False
     if any(v in wildcards for v in values) or 2 * sum(has_mask(v, wildcards) for v in values) >= distinct:
         return True
     keys = {m.group(1) if (m := _KEYED.match(v)) else None for v in values}
@@ -124,22 +146,119 @@ def _split_bucket(
     return out
 
 
-def _merge_first_words(groups: list[Group], weights: Sequence[int], params: ClusterParams, wildcards: frozenset[str]) -> list[Group]:
-    """Merge same-length templates that differ only in a first word that takes many values."""
-    by_rest: dict[tuple[str, ...], list[Group]] = defaultdict(list)
-    keep: list[Group] = []
-    for g in groups:
-        context = sum(1 for t in g.pattern[1:] if not has_mask(t, wildcards))
-        (by_rest[g.pattern[1:]] if len(g.pattern) > 1 and context >= params.min_context_tokens else keep).append(g)
-    for rest, same in by_rest.items():
-        values: Counter[str] = Counter()
-        for g in same:
-            values[g.pattern[0]] += sum(weights[i] for i in g.members)
-        if len(same) > 1 and is_variable(values, sum(values.values()), params, wildcards):
-            keep.append(Group(sorted(i for g in same for i in g.members), (WILDCARD, *rest)))
-        else:
-            keep.extend(same)
-    return keep
+def _merge_gaps(groups: list[Group], weights: Sequence[int], params: ClusterParams, wildcards: frozenset[str]) -> list[Group]:
+    """Merge templates that share a frame (the same words before and after) and differ only in
+    the one region between, when that region takes many values of any length ("Opened project
+    <*> in <*> ms" whatever the number of words in the project's name).
+
+    A frame needs ``min_context_tokens`` constant words, and at least as many as the longest
+    region it frames, so a shared header never swallows the messages after it.
+    """
+    pats = [collapse_wildcards(g.pattern) for g in groups]
+    lines = [sum(weights[i] for i in g.members) for g in groups]
+    by_first: dict[str, list[int]] = defaultdict(list)
+    by_last: dict[str, list[int]] = defaultdict(list)
+    for k, p in enumerate(pats):
+        if len(p) > 1:
+            by_first[p[0]].append(k)
+            by_last[p[-1]].append(k)
+    frames: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
+    for bucket in (*by_first.values(), *by_last.values()):
+        bucket = sorted(bucket, key=lambda k: pats[k])[:_MAX_FRAME_BUCKET]
+        for x, a in enumerate(bucket):
+            for b in bucket[x + 1 :]:
+                frame = _frame(pats[a], pats[b])
+                if frame is not None and _context(frame, wildcards) >= params.min_context_tokens:
+                    frames.add(frame)
+    parent = list(range(len(groups)))
+    for head, tail in sorted(frames, key=lambda f: (-len(f[0]) - len(f[1]), f)):
+        pool = by_first[head[0]] if head else by_last[tail[-1]]
+        members = [k for k in pool if _in_frame(pats[k], head, tail)]
+        middles: Counter[str] = Counter()
+        for k in members:
+            middles[" ".join(pats[k][len(head) : len(pats[k]) - len(tail)])] += lines[k]
+        longest = max(len(pats[k]) - len(head) - len(tail) for k in members)
+        if len(middles) > 1 and longest <= _context((head, tail), wildcards) and is_variable(middles, sum(middles.values()), params, wildcards, region=True):
+            root = _find(parent, members[0])
+            for k in members[1:]:
+                parent[_find(parent, k)] = root
+    merged: dict[int, list[int]] = defaultdict(list)
+    for k in range(len(groups)):
+        merged[_find(parent, k)].append(k)
+    out = []
+    for ks in merged.values():
+        if len(ks) == 1:
+            out.append(groups[ks[0]])
+            continue
+        parts = [part for k in ks for part in (groups[k].parts or [groups[k]])]
+        pattern, head, tail = _frame_pattern([pats[k] for k in ks])
+        out.append(Group(sorted(i for p in parts for i in p.members), pattern, parts, (head, tail)))
+    return out
+
+
+_MAX_FRAME_BUCKET = 200
+"""Templates compared pairwise per shared first or last word (bounds the work)."""
+
+
+def _frame(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The longest shared head and tail of ``a`` and ``b`` leaving both a non-empty middle."""
+    limit = min(len(a), len(b)) - 1
+    h = 0
+    while h < limit and a[h] == b[h]:
+        h += 1
+    t = 0
+    while t < limit - h and a[-1 - t] == b[-1 - t]:
+        t += 1
+    if h + t == 0 or a == b:
+        return None
+    return a[:h], a[len(a) - t :]
+
+
+def _context(frame: tuple[tuple[str, ...], tuple[str, ...]], wildcards: frozenset[str]) -> int:
+    return sum(1 for part in frame for tok in part if not has_mask(tok, wildcards))
+
+
+def _in_frame(p: tuple[str, ...], head: tuple[str, ...], tail: tuple[str, ...]) -> bool:
+    return len(p) > len(head) + len(tail) and p[: len(head)] == head and p[len(p) - len(tail) :] == tail
+
+
+def _frame_pattern(pats: list[tuple[str, ...]]) -> tuple[tuple[str, ...], int, int]:
+    """Shared head, one wildcard, shared tail; and the lengths of head and tail."""
+    h = 0
+    while all(len(p) > h for p in pats) and len({p[h] for p in pats}) == 1:
+        h += 1
+    t = 0
+    while all(len(p) > h + t for p in pats) and len({p[-1 - t] for p in pats}) == 1:
+        t += 1
+    first = pats[0]
+    head, tail = first[:h], first[len(first) - t :]
+    if head and head[-1] == WILDCARD:
+        head = head[:-1]
+    if tail and tail[0] == WILDCARD:
+        tail = tail[1:]
+    return (*head, WILDCARD, *tail), len(head), len(tail)
+
+
+def _find(parent: list[int], k: int) -> int:
+    while parent[k] != k:
+        parent[k] = parent[parent[k]]
+        k = parent[k]
+    return k
+
+
+def _collapse_with_seps(pattern: Sequence[str], seps: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    if not seps:
+        return collapse_wildcards(pattern), ()
+    toks: list[str] = []
+    out = [seps[0]]
+    for i, tok in enumerate(pattern):
+        if tok == WILDCARD and toks and toks[-1] == WILDCARD:
+            continue
+        if toks:
+            out.append(seps[i])
+        toks.append(tok)
+    out.append(seps[-1])
+    return tuple(toks), tuple(out)
 
 
 def collapse_wildcards(pattern: Sequence[str]) -> tuple[str, ...]:
@@ -193,7 +312,7 @@ def cluster(
     for key in sorted(buckets):
         idx = sorted(buckets[key], key=lambda i: units[i])
         groups.extend(_split_bucket(idx, units, weights, params, wildcards))
-    groups = _merge_lengths(_merge_first_words(groups, weights, params, wildcards))
+    groups = _merge_gaps(_merge_lengths(groups), weights, params, wildcards)
     for g in groups:
         g.members.sort()
     return sorted(groups, key=lambda g: (g.pattern, g.members[0] if g.members else -1))
