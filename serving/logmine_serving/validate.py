@@ -271,15 +271,36 @@ def _run_case(case: ValidationCase, original: str, compressed: str, generator: G
 
 
 def _parses(case: ValidationCase, output: str) -> bool | None:
-    """Whether the code around the completion (prefix + output + suffix) parses; None if not code."""
-    from logmine.code import parse, resolve_language
+    """Whether the completion adds no syntax error to the code around it; None if not code.
 
+    The code around it is the request's ``prefix`` and ``suffix`` slots (often cut mid-file, so
+    not valid on their own): the check is that ``prefix + output + suffix`` has no more
+    tree-sitter ERROR/MISSING nodes than ``prefix + suffix``. Without prefix/suffix the output
+    alone must parse cleanly.
+    """
+    try:
+        from logmine.code import parse, resolve_language
+    except ImportError:  # a slim serving host without the parsing stack: no parse check
+        return None
     prefix = case.slots.get("prefix") if isinstance(case.slots.get("prefix"), str) else ""
     suffix = case.slots.get("suffix") if isinstance(case.slots.get("suffix"), str) else ""
     language = resolve_language(case.language, case.file_path, None if (prefix or suffix) else output)
     if language is None:
         return None
-    return not parse(f"{prefix}{output}{suffix}", language).root_node.has_error
+    with_output = _syntax_errors(parse(f"{prefix}{output}{suffix}", language).root_node)
+    context = _syntax_errors(parse(f"{prefix}{suffix}", language).root_node) if (prefix or suffix) else 0
+    return with_output <= context
+
+
+def _syntax_errors(node: Any) -> int:
+    count, stack = 0, [node]
+    while stack:
+        n = stack.pop()
+        if n.is_error or n.is_missing:
+            count += 1
+        elif n.has_error:
+            stack.extend(n.children)
+    return count
 
 
 # -- aggregation -------------------------------------------------------------------------------

@@ -188,3 +188,13 @@ def test_cli_without_the_serving_layer(monkeypatch: pytest.MonkeyPatch, tmp_path
     err = _expect_error(args, capsys)
     assert err == (f"Error: `logmine {command}` needs the serving layer (logmine-serving); install it with: "
                    "pip install -e './serving[server]'  (or: pip install 'logmine-serving[server]')\n")
+
+
+@pytest.mark.parametrize(("output", "expected"), [("a + b", True), ("a + )", False)], ids=["clean", "broken"])
+def test_parse_check_compares_against_the_context(output: str, expected: bool) -> None:
+    from logmine_serving.validate import ValidationCase, _parses
+
+    # the context alone is cut mid-statement; only errors the completion adds count
+    case = ValidationCase("r", "t", {"prefix": "    x = 1\ndef add(a, b):\n    return ", "suffix": "\n"}, "python", "a.py")
+    assert _parses(case, output) is expected
+    assert _parses(ValidationCase("r", "t", {"prefix": "hello "}, None, None), "world") is None  # prose: not checked
