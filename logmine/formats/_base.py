@@ -53,6 +53,8 @@ class Batch:
     rejects: list[Reject] = field(default_factory=list)
     lines_read: int = 0
     lines_accepted: int = 0
+    bytes_read: int = 0
+    """Input bytes this batch covers, for progress; 0 when the reader does not tell."""
 
 
 class FormatReader(Protocol):

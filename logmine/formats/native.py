@@ -3,11 +3,17 @@
 The fields are the workspace columns themselves (see :mod:`logmine.records`); ``ts`` is ISO
 8601 text or epoch ms. The JSON Schema in ``schemas/native_record.schema.json`` is generated
 from :class:`NativeEvent` and :class:`NativeRequest`.
+
+Two readers produce the same rows: :func:`read_per_line` checks each line in Python, and the
+vectorised fast path in :mod:`logmine.formats._native_fast` (the default; set
+``LOGMINE_NATIVE_FAST=0`` to turn it off) parses big chunks with Polars and hands every line it
+cannot vouch for back to :func:`add_line`, so rejects and their reasons come from one place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,7 +24,8 @@ from logmine.formats._base import (
     Batch,
     RecordError,
     check_type,
-    iter_json_records,
+    decode_json_line,
+    iter_lines,
     latency,
     normalise_language,
     optional,
@@ -26,7 +33,7 @@ from logmine.formats._base import (
     reject,
     require,
 )
-from logmine.records import REJECT_ABSURD_VALUE, REJECT_UNKNOWN_RECORD, REJECT_WRONG_TYPE, REQUEST_KINDS
+from logmine.records import REJECT_ABSURD_VALUE, REJECT_MISSING_FIELD, REJECT_UNKNOWN_RECORD, REJECT_WRONG_TYPE, REQUEST_KINDS
 
 NAME = "native"
 FORMAT_VERSION = 1
@@ -88,20 +95,40 @@ def sniff(path: Path, head: list[bytes]) -> bool:
 
 
 def read(path: Path) -> Iterator[Batch]:
+    """Read ``path``: the vectorised fast path unless ``LOGMINE_NATIVE_FAST=0``."""
+    if os.environ.get("LOGMINE_NATIVE_FAST", "1") == "0":
+        return read_per_line(path)
+    from logmine.formats import _native_fast
+
+    return _native_fast.read(path)
+
+
+def read_per_line(path: Path) -> Iterator[Batch]:
+    """Read ``path`` one line at a time (the reference semantics of the format)."""
     batch = Batch()
-    for number, raw, obj in iter_json_records(path):
-        batch.lines_read += 1
-        try:
-            if isinstance(obj, RecordError):
-                raise obj
-            _into(batch, number, obj)
-            batch.lines_accepted += 1
-        except RecordError as err:
-            batch.rejects.append(reject(number, raw, err))
+    for number, raw in iter_lines(path):
+        add_line(batch, number, raw)
         if batch.lines_read >= BATCH_LINES:
             yield batch
             batch = Batch()
     yield batch
+
+
+def add_lines(batch: Batch, lines: Iterable[tuple[int, bytes]]) -> None:
+    for number, raw in lines:
+        add_line(batch, number, raw)
+
+
+def add_line(batch: Batch, number: int, raw: bytes) -> None:
+    """Account for one line (newline stripped): a row in ``batch`` or a reject with its reason."""
+    batch.lines_read += 1
+    try:
+        if not raw.strip():
+            raise RecordError(REJECT_MISSING_FIELD, "blank line")
+        _into(batch, number, decode_json_line(raw))
+        batch.lines_accepted += 1
+    except RecordError as err:
+        batch.rejects.append(reject(number, raw, err))
 
 
 def _into(batch: Batch, number: int, obj: Any) -> None:

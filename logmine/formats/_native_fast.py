@@ -1,0 +1,405 @@
+"""The vectorised reader of native JSONL: Polars parses big line-aligned chunks, expressions check
+them, and every line the checks cannot vouch for goes back to the per-line reader.
+
+It yields exactly the rows, rejects (with their reasons) and line accounting of
+:func:`logmine.formats.native.read_per_line`; a property test compares the two. How:
+
+* A chunk Polars cannot parse (malformed JSON, invalid UTF-8, a line that is not an object, a
+  wrong type in a numeric column) or whose row count differs from its line count (a blank line)
+  is halved until the bad lines sit in pieces of at most :data:`MIN_FAST_LINES`, read per line.
+* Polars reads a number, boolean or object in a string column as its text, so a string value that
+  looks like one is trusted only when the raw line shows its key once, followed by a quote; the
+  same check tells an epoch-ms ``ts`` number from a string of digits.
+* A row that fails any check (an absurd latency, a time out of range, an unknown type or kind, a
+  surrogate ``\\uD8xx`` escape that Polars decodes differently, an unusual time format) is read per
+  line, which accepts or rejects it with the exact reason.
+* ``attrs`` is re-serialised (sorted keys) with orjson from the raw line, as the per-line reader does.
+* Lines longer than :data:`~logmine.formats._base.MAX_LINE_BYTES` are streamed, never held whole.
+
+Known difference: a line that repeats a key (``{"ts": 1, "ts": 2}``) keeps the first value here and
+the last one per line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import orjson
+import polars as pl
+import pyarrow as pa
+
+from logmine.formats import native
+from logmine.formats._base import (
+    LANGUAGE_ALIASES,
+    MAX_LATENCY_MS,
+    MAX_LINE_BYTES,
+    TS_MAX,
+    TS_MIN,
+    Batch,
+    RecordError,
+    open_binary,
+    reject,
+)
+from logmine.records import REJECT_OVERSIZED, REQUEST_KINDS, UTC_TS
+
+CHUNK_BYTES = min(8 << 20, MAX_LINE_BYTES)
+"""Bytes read at a time. At most MAX_LINE_BYTES, so only a chunk's first line can be oversized."""
+MIN_FAST_LINES = 64
+"""A piece that fails to parse is halved down to this many lines, then read per line."""
+
+_S, _F, _I = pl.String(), pl.Float64(), pl.Int64()
+READ_SCHEMA: dict[str, pl.DataType] = {
+    "type": _S, "ts": _S, "action": _S, "event_id": _S, "session_id": _S, "user_id": _S, "ide": _S,
+    "file_path": _S, "language": _S, "duration_ms": _F, "attrs": _S, "kind": _S, "request_id": _S,
+    "model": _S, "prompt": _S, "prefix": _S, "suffix": _S, "completion": _S, "accepted": pl.Boolean(),
+    "ttft_ms": _F, "total_ms": _F, "prompt_tokens": _I, "completion_tokens": _I,
+    "token_times_ms": pl.List(_F), "token_texts": pl.List(_S),
+}
+EVENT_COLUMNS: dict[str, pl.DataType] = {
+    "event_id": _S, "ts": UTC_TS, "session_id": _S, "user_id": _S, "ide": _S, "action": _S, "file_path": _S,
+    "language": _S, "duration_ms": _F, "attrs": _S, "source_line": _I,
+}
+REQUEST_COLUMNS: dict[str, pl.DataType] = {
+    "request_id": _S, "ts": UTC_TS, "session_id": _S, "user_id": _S, "kind": _S, "model": _S, "language": _S,
+    "file_path": _S, "prompt": _S, "prefix": _S, "suffix": _S, "completion": _S, "accepted": pl.Boolean(),
+    "ttft_ms": _F, "total_ms": _F, "prompt_tokens": _I, "completion_tokens": _I, "token_times_ms": pl.List(_F),
+    "token_texts": pl.List(_S), "ide": _S, "attrs": _S, "source_line": _I,
+}
+_STRING_FIELDS = tuple(k for k, v in READ_SCHEMA.items() if v == _S and k not in {"type", "ts", "attrs", "kind"})
+
+# A string value that may be the text Polars made of a number, boolean, object or list.
+_SUSPECT = r"^(?:-?[0-9]|true$|false$|[\[{])"
+_ISO_TS = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?$"
+_MS_TS = r"^[0-9]{12,13}$"
+# A key with a \uXXXX escape: the key the raw-line checks look for might be spelt that way.
+_ESCAPED_KEY = r'\\u[0-9a-fA-F]{4}(?:[^"\\]|\\.)*"\s*:'
+_MS_MIN, _MS_MAX = int(TS_MIN.timestamp() * 1000), int(TS_MAX.timestamp() * 1000)
+
+
+class _LongLine(NamedTuple):
+    """A line longer than MAX_LINE_BYTES, streamed: its first bytes and what the checks need."""
+
+    kept: bytes  # the first MAX_LINE_BYTES + 1 bytes (at least 1 KiB)
+    length: int  # bytes without the newline
+    trailing_cr: int  # trailing b"\r" bytes (stripped like the newline)
+    blank: bool  # only ASCII whitespace
+
+
+def read(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Batch]:
+    """Read native JSONL at ``path`` into one batch per chunk; see the module docstring."""
+    number = 1
+    with open_binary(path) as fh:
+        for piece in _pieces(fh, min(chunk_bytes, MAX_LINE_BYTES)):
+            batch = Batch()
+            if isinstance(piece, _LongLine):
+                _add_long_line(batch, number, piece)
+            else:
+                _Chunk(piece, number).read_into(batch)
+            batch.bytes_read = piece.length + 1 if isinstance(piece, _LongLine) else len(piece)
+            number += batch.lines_read
+            yield batch
+
+
+# -- splitting the stream into line-aligned chunks ---------------------------------------------
+def _pieces(fh, size: int) -> Iterator[bytes | _LongLine]:  # noqa: ANN001 - a binary file object
+    """Chunks of whole lines (the last may lack its newline), and over-long lines on their own."""
+    rest, pending = b"", b""
+    while True:
+        block = pending or fh.read(size)
+        pending = b""
+        if not block:
+            if rest:
+                yield rest
+            return
+        first = block.find(b"\n")
+        if first < 0:
+            rest += block
+            if len(rest) > MAX_LINE_BYTES:
+                long, pending = _stream_long_line(fh, rest, size)
+                yield long
+                rest = b""
+            continue
+        last = block.rfind(b"\n")
+        if len(rest) + first > MAX_LINE_BYTES:  # the line that started in an earlier block
+            yield _long_line(rest + block[:first])
+            chunk = block[first + 1:last + 1]
+        else:
+            chunk = rest + block[:last + 1]
+        if chunk:
+            yield chunk
+        rest = block[last + 1:]
+
+
+def _stream_long_line(fh, start: bytes, size: int) -> tuple[_LongLine, bytes]:  # noqa: ANN001
+    """Consume a line that already exceeds MAX_LINE_BYTES; return it and the bytes after it."""
+    limit = max(MAX_LINE_BYTES + 1, 1024)
+    kept, length, blank = start[:limit], len(start), not start.strip()
+    trailing_cr = len(start) - len(start.rstrip(b"\r"))
+    while True:
+        block = fh.read(size)
+        if not block:
+            return _LongLine(kept, length, trailing_cr, blank), b""
+        nl = block.find(b"\n")
+        part = block if nl < 0 else block[:nl]
+        if len(kept) < limit:
+            kept += part[:limit - len(kept)]
+        length += len(part)
+        blank = blank and not part.strip()
+        stripped = len(part.rstrip(b"\r"))
+        trailing_cr = trailing_cr + len(part) if stripped == 0 else len(part) - stripped
+        if nl >= 0:
+            return _LongLine(kept, length, trailing_cr, blank), block[nl + 1:]
+
+
+def _add_long_line(batch: Batch, number: int, line: _LongLine) -> None:
+    """What :func:`native.add_line` does with this line, without holding it whole."""
+    content = line.length - line.trailing_cr
+    if line.blank:  # a blank line is rejected before its size is looked at; the reject keeps 1 KiB
+        native.add_line(batch, number, line.kept[:min(content, 1024)])
+    elif content > MAX_LINE_BYTES:
+        err = RecordError(REJECT_OVERSIZED, f"line of {content} bytes exceeds {MAX_LINE_BYTES}")
+        batch.lines_read += 1
+        batch.rejects.append(reject(number, line.kept[:min(content, 1024)], err))
+    else:
+        native.add_line(batch, number, line.kept[:content])
+
+
+def _long_line(line: bytes) -> _LongLine:
+    return _LongLine(line[:max(MAX_LINE_BYTES + 1, 1024)], len(line), len(line) - len(line.rstrip(b"\r")), not line.strip())
+
+
+# -- one chunk ---------------------------------------------------------------------------------
+@dataclass
+class _Chunk:
+    """A chunk of whole lines starting at line ``first``; fills a Batch in line order."""
+
+    data: bytes
+    first: int
+    events: list[pl.DataFrame] = field(default_factory=list)
+    requests: list[pl.DataFrame] = field(default_factory=list)
+    slow: Batch = field(default_factory=Batch)
+    accepted: int = 0
+
+    def read_into(self, batch: Batch) -> None:
+        if self.data:
+            self._piece(self.data, self.first)
+        batch.lines_read = self.slow.lines_read + self.accepted
+        batch.lines_accepted = self.slow.lines_accepted + self.accepted
+        batch.rejects = sorted(self.slow.rejects, key=lambda r: r.source_line)
+        batch.events = _merge(self.events, self.slow.events, EVENT_COLUMNS)
+        batch.requests = _merge(self.requests, self.slow.requests, REQUEST_COLUMNS)
+
+    def _piece(self, data: bytes, first: int) -> None:
+        lines = _Lines(data)
+        if self._fast(lines, first):
+            return
+        if lines.count <= MIN_FAST_LINES:
+            native.add_lines(self.slow, ((first + i, lines.raw(i)) for i in range(lines.count)))
+            return
+        mid = int(lines.ends[lines.count // 2 - 1]) + 1
+        self._piece(data[:mid], first)
+        self._piece(data[mid:], first + lines.count // 2)
+
+    def _fast(self, lines: _Lines, first: int) -> bool:
+        """Parse and check ``lines`` with Polars; False when the piece as a whole cannot be parsed."""
+        data = lines.data
+        if not data.isascii():
+            try:
+                data.decode()
+            except UnicodeDecodeError:
+                return False
+        try:
+            df = pl.read_ndjson(data, schema=READ_SCHEMA)
+        except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - any parse failure: go finer
+            return False
+        if df.height != lines.count:
+            return False
+        df = df.with_columns(source_line=pl.int_range(first, first + df.height, dtype=pl.Int64))
+        flagged = _uncertain_rows(df, lines)
+        checked = df.with_columns(_ts_value())
+        checked = checked.with_columns(_checks(checked))
+        ok = checked["ok"].to_numpy() & ~flagged
+        attrs, ok = _canonical_attrs(checked["attrs"], ok, lines)
+        checked = checked.with_columns(attrs=attrs, ok=pl.Series(ok))
+        good = checked.filter("ok")
+        self.accepted += good.height
+        self.events.append(good.filter(pl.col("type") == "event").select(_event_exprs()))
+        self.requests.append(good.filter(pl.col("type") == "llm_request").select(_request_exprs()))
+        native.add_lines(self.slow, ((first + int(i), lines.raw(int(i))) for i in np.flatnonzero(~ok)))
+        return True
+
+
+class _Lines:
+    """Line boundaries of a chunk, and its lines as a zero-copy Polars column for regex checks."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
+        if data and not data.endswith(b"\n"):
+            ends = np.append(ends, len(data))
+        self.ends = ends
+        self.count = len(ends)
+        self.starts = np.concatenate(([0], ends[:-1] + 1)) if self.count else ends
+        self._column: pl.Series | None = None
+
+    def raw(self, i: int) -> bytes:
+        """Line ``i`` as the per-line reader sees it (newline and trailing CRs stripped)."""
+        return self.data[int(self.starts[i]):int(self.ends[i])].rstrip(b"\r\n")
+
+    def column(self) -> pl.Series:
+        """Every line (with its newline) as a String column; the data is valid UTF-8 by then."""
+        if self._column is None:
+            offsets = np.empty(self.count + 1, np.int64)
+            offsets[0] = 0
+            offsets[1:] = np.minimum(self.ends + 1, len(self.data))
+            array = pa.LargeStringArray.from_buffers(self.count, pa.py_buffer(offsets), pa.py_buffer(self.data))
+            self._column = pl.Series("raw", array)
+        return self._column
+
+
+def _uncertain_rows(df: pl.DataFrame, lines: _Lines) -> np.ndarray:
+    """Rows whose values Polars may have coerced or decoded differently from orjson."""
+    flagged = np.zeros(df.height, bool)
+    present = [c for c in _STRING_FIELDS if df[c].null_count() < df.height]
+    suspects = df.select(
+        *(pl.col(c).str.contains(_SUSPECT).fill_null(False).alias(c) for c in present),
+        pl.col("ts").str.contains(_MS_TS).fill_null(False).alias("ts"),
+    )
+    for name in suspects.columns:
+        rows = suspects[name].arg_true()
+        if rows.len():
+            raw = lines.column().gather(rows)
+            flagged[rows.filter(~_was_string(raw, name) if name != "ts" else _maybe_digit_string(raw)).to_numpy()] = True
+    if df["token_texts"].null_count() < df.height:
+        texts = df.select(
+            pl.col("token_texts").list.eval(pl.element().is_null() | pl.element().str.contains(_SUSPECT)).list.any()
+        ).to_series().fill_null(False)
+        flagged |= texts.to_numpy()
+    if b"\\u" in lines.data:  # surrogate escapes: Polars does not reject lone ones as orjson does
+        flagged |= lines.column().str.contains(r"\\u[dD][89abAB]").to_numpy()
+    return flagged
+
+
+def _was_string(raw: pl.Series, key: str) -> pl.Series:
+    """Whether the top-level ``key`` of each raw line surely holds a JSON string.
+
+    True when the key appears once, spelt plainly, followed by a quote. (Had the top-level key been
+    spelt with an escape, the line would have an escaped key, which we rule out.)
+    """
+    return (
+        (raw.str.count_matches(f'"{key}"\\s*:') == 1)
+        & raw.str.contains(f'"{key}"\\s*:\\s*"')
+        & ~raw.str.contains(_ESCAPED_KEY)
+    )
+
+
+def _maybe_digit_string(raw: pl.Series) -> pl.Series:
+    """False when a line surely has no JSON string of 12-13 digits, so an all-digit ``ts`` was a number.
+
+    Such a string shows as a quote, the digits and a quote, unless a digit is escaped (``\\u003X``).
+    """
+    return raw.str.contains(r'"[0-9]{12,13}"|\\u003[0-9]')
+
+
+def _latency_ok(name: str) -> pl.Expr:
+    col = pl.col(name)
+    return col.is_null() | ((col >= 0) & (col <= MAX_LATENCY_MS))
+
+
+def _ts_value() -> pl.Expr:
+    """``ts`` as the per-line reader parses it, for the ISO 8601 forms and epoch ms it surely agrees on."""
+    ts = pl.col("ts")
+    iso = ts.str.replace("Z$", "+00:00")
+    iso = pl.when(iso.str.contains("[+-][0-9]{2}:[0-9]{2}$")).then(iso).otherwise(iso + "+00:00")
+    return (
+        pl.when(ts.str.contains(_ISO_TS))
+        .then(iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False))
+        .when(ts.str.contains(_MS_TS))
+        .then(pl.from_epoch(ts.cast(pl.Int64, strict=False), time_unit="ms").dt.replace_time_zone("UTC").cast(UTC_TS))
+        .alias("ts_value")
+    )
+
+
+def _checks(df: pl.DataFrame) -> pl.Expr:
+    """``ok``: the per-line checks as one expression, over ``df`` with its ``ts_value`` column."""
+    language = pl.col("language")
+    common = (
+        pl.col("ts_value").is_between(pl.lit(TS_MIN, UTC_TS), pl.lit(TS_MAX, UTC_TS), closed="left").fill_null(False)
+        & (language.is_null() | language.str.contains(r"^[\x20-\x7e]*$"))
+    )
+    kind = pl.col("kind")
+    times = pl.col("token_times_ms")
+    request = (
+        (kind.is_null() | kind.is_in(list(REQUEST_KINDS) + [""]))
+        & _latency_ok("ttft_ms") & _latency_ok("total_ms")
+        & (pl.col("prompt_tokens").is_null() | (pl.col("prompt_tokens") >= 0))
+        & (pl.col("completion_tokens").is_null() | (pl.col("completion_tokens") >= 0))
+    )
+    if df["token_times_ms"].null_count() < df.height:
+        request = request & (
+            times.is_null()
+            | ((times.list.min().is_null() | (times.list.min() >= 0)) & (times.list.max().is_null() | (times.list.max() <= MAX_LATENCY_MS)))
+        )
+    event = pl.col("action").is_not_null() & _latency_ok("duration_ms")
+    kind_ok = pl.when(pl.col("type") == "event").then(event).when(pl.col("type") == "llm_request").then(request)
+    return (common & kind_ok).fill_null(False).alias("ok")
+
+
+def _canonical_attrs(attrs: pl.Series, ok: np.ndarray, lines: _Lines) -> tuple[pl.Series, np.ndarray]:
+    """``attrs`` as the per-line reader writes it (sorted-key JSON, None when empty), from the raw lines.
+
+    A row whose ``attrs`` is not an object is left to the per-line reader (``ok`` cleared).
+    """
+    out: list[str | None] = [None] * len(attrs)
+    rows = np.flatnonzero(ok & attrs.is_not_null().to_numpy())
+    if len(rows) == 0:
+        return pl.Series("attrs", out, dtype=pl.String()), ok
+    ok = ok.copy()
+    loads, dumps, sort = orjson.loads, orjson.dumps, orjson.OPT_SORT_KEYS
+    data, starts, ends = lines.data, lines.starts, lines.ends
+    for i in rows.tolist():
+        value = loads(data[starts[i]:ends[i]]).get("attrs")
+        if isinstance(value, dict):
+            out[i] = dumps(value, option=sort).decode() if value else None
+        else:
+            ok[i] = False
+    return pl.Series("attrs", out, dtype=pl.String()), ok
+
+
+def _language() -> pl.Expr:
+    language = pl.col("language")
+    normal = language.str.strip_chars(" ").str.to_lowercase().replace(LANGUAGE_ALIASES)
+    return pl.when(language == "").then(None).otherwise(normal).alias("language")
+
+
+def _event_exprs() -> list[pl.Expr]:
+    exprs = {name: pl.col(name) for name in EVENT_COLUMNS}
+    exprs["ts"] = pl.col("ts_value")
+    exprs["language"] = _language()
+    return [e.cast(EVENT_COLUMNS[n]).alias(n) for n, e in exprs.items()]
+
+
+def _request_exprs() -> list[pl.Expr]:
+    exprs = {name: pl.col(name) for name in REQUEST_COLUMNS}
+    exprs["ts"] = pl.col("ts_value")
+    exprs["language"] = _language()
+    kind = pl.col("kind")
+    exprs["kind"] = pl.when(kind.is_null() | (kind == "")).then(pl.lit("other")).otherwise(kind)
+    return [e.cast(REQUEST_COLUMNS[n]).alias(n) for n, e in exprs.items()]
+
+
+def _merge(fast: list[pl.DataFrame], slow: list[dict[str, object]] | pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """The fast rows and the per-line rows of a chunk as one frame in line order."""
+    frames = [f for f in fast if f.height]
+    if isinstance(slow, list) and slow:
+        frames.append(pl.DataFrame(slow, schema=schema, strict=False))
+    if not frames:
+        return pl.DataFrame(schema=schema)
+    if len(frames) == 1:
+        return frames[0]
+    return pl.concat(frames, how="vertical").sort("source_line")
+

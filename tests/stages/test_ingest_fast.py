@@ -1,0 +1,189 @@
+"""The vectorised native reader yields exactly what the per-line reader yields, on any mix of
+good and bad lines, at any chunk size; and every line is accounted for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+from logmine.formats import _base, _native_fast, native
+from logmine.formats._native_fast import EVENT_COLUMNS, REQUEST_COLUMNS
+
+# -- values that probe every check: right and wrong types, edge numbers, odd strings -------------
+_texts = st.one_of(
+    st.sampled_from(["s-1", "alice", "5", "-3", "true", "false", "{x", "[1]", "", " ", "Python", " TS ", "golang",
+                     "é", "\u2028", "a\\u0041", "null", "\x1f", "日本"]),
+    st.text(max_size=6),
+)
+_numbers = st.one_of(
+    st.integers(-10, 10**6), st.sampled_from([0.0, -0.0, 1.0, 1e20, 0.1, -5.5, 86_400_000.0, 86_400_001.0, 2**63, -(2**63)]),
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+)
+_any_scalar = st.one_of(st.none(), st.booleans(), _numbers, _texts)
+_attrs = st.one_of(
+    st.none(), st.just({}), _any_scalar,
+    st.dictionaries(st.sampled_from(["b", "a", "ts", "user_id", "k\u00e9"]),
+                    st.one_of(_any_scalar, st.lists(_any_scalar, max_size=2), st.dictionaries(st.sampled_from(["z", "y"]), _any_scalar, max_size=2)),
+                    max_size=3),
+)
+_ts = st.one_of(
+    st.sampled_from([
+        "2025-01-01T10:00:00Z", "2025-01-01T10:00:00.1Z", "2025-01-01T10:00:00.123456+05:30", "2025-01-01T10:00:00",
+        "2025-01-01T10:00:00.1234567Z", "2025-02-30T00:00:00Z", "2025-01-01T24:00:00Z", "2025-01-01T10:00:60Z",
+        "2025-01-01", "2025-01-01 10:00:00", "1999-12-31T23:59:59Z", "2099-12-31T23:30:00-01:00", "1735689600000",
+        "20250101T100000", "garbage", "",
+    ]),
+    st.sampled_from([1735689600000, 1735689600123, 946684800000, 946684799999, 4102444799999, 4102444800000,
+                     1735689600, 1735689600.5, 1735689600123456, 1735689600123456789, -1, 0, True]),
+    st.integers(0, 5 * 10**12),
+    _any_scalar,
+)
+
+
+@st.composite
+def _record(draw: st.DrawFn) -> dict[str, object]:
+    kind = draw(st.sampled_from(["event", "event", "llm_request", "llm_request", "other", None, 5]))
+    obj: dict[str, object] = {}
+    if kind is not None:
+        obj["type"] = kind
+    obj["ts"] = draw(_ts)
+    keys = ["session_id", "user_id", "ide", "file_path", "language", "attrs"]
+    keys += ["action", "event_id", "duration_ms"] if kind == "event" else [
+        "kind", "request_id", "model", "prompt", "prefix", "suffix", "completion", "accepted", "ttft_ms", "total_ms",
+        "prompt_tokens", "completion_tokens", "token_times_ms", "token_texts"]
+    for key in draw(st.lists(st.sampled_from(keys), unique=True)):
+        if key == "attrs":
+            obj[key] = draw(_attrs)
+        elif key == "kind":
+            obj[key] = draw(st.one_of(st.sampled_from(["completion", "chat", "edit", "other", "", "bogus"]), _any_scalar))
+        elif key in {"duration_ms", "ttft_ms", "total_ms"}:
+            obj[key] = draw(st.one_of(_numbers, _any_scalar))
+        elif key in {"prompt_tokens", "completion_tokens"}:
+            obj[key] = draw(st.one_of(st.integers(-5, 10**9), _any_scalar))
+        elif key == "accepted":
+            obj[key] = draw(_any_scalar)
+        elif key == "token_times_ms":
+            obj[key] = draw(st.one_of(_any_scalar, st.lists(st.one_of(st.none(), _numbers), max_size=3)))
+        elif key == "token_texts":
+            obj[key] = draw(st.one_of(_any_scalar, st.lists(st.one_of(st.none(), _texts, _numbers), max_size=3)))
+        else:
+            obj[key] = draw(st.one_of(_texts, _texts, _any_scalar))
+    if kind == "event" and "action" not in obj and draw(st.booleans()):
+        obj["action"] = "file.save"
+    return obj
+
+
+_valid_texts = st.one_of(st.none(), _texts)
+_valid_latency = st.one_of(st.none(), st.integers(0, 86_400_000), st.floats(0, 86_400_000), st.just(-0.0))
+
+
+@st.composite
+def _valid_record(draw: st.DrawFn) -> dict[str, object]:
+    """Records the reader accepts, with values that look like other types (the fast path's traps)."""
+    obj: dict[str, object] = {"ts": draw(st.one_of(st.integers(946684800000, 4102444799999), st.sampled_from([
+        "2025-01-01T10:00:00Z", "2025-06-01T10:00:00.5+02:00", "2001-01-01T00:00:00", "2030-12-31T23:59:59.999999-11:30"])))}
+    names = ["session_id", "user_id", "ide", "file_path", "language"]
+    if draw(st.booleans()):
+        obj.update(type="event", action=draw(_texts), event_id=draw(_valid_texts), duration_ms=draw(_valid_latency))
+    else:
+        obj.update(type="llm_request", kind=draw(st.sampled_from([None, "", "completion", "chat", "edit", "other"])),
+                   accepted=draw(st.one_of(st.none(), st.booleans())), ttft_ms=draw(_valid_latency),
+                   prompt_tokens=draw(st.one_of(st.none(), st.integers(0, 2**40))),
+                   token_times_ms=draw(st.one_of(st.none(), st.lists(st.one_of(st.none(), st.floats(0, 1e7)), max_size=3))),
+                   token_texts=draw(st.one_of(st.none(), st.lists(_texts, max_size=3))))
+        names += ["request_id", "model", "prompt", "prefix", "suffix", "completion"]
+    for name in draw(st.lists(st.sampled_from(names), unique=True)):
+        obj[name] = draw(_valid_texts)
+    if draw(st.booleans()):
+        obj["attrs"] = draw(st.dictionaries(st.sampled_from(["b", "a", "n\u00e9"]),
+                                            st.one_of(st.none(), st.booleans(), _numbers, _texts), max_size=3))
+    return obj
+
+
+def _serialise(obj: dict[str, object], style: str) -> bytes:
+    if style == "orjson":
+        return orjson.dumps(obj)
+    if style == "json":  # spaces after separators, non-ASCII escaped as \\uXXXX
+        return json.dumps(obj).encode()
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+_bad_lines = st.sampled_from([
+    b"", b"   ", b"\t", b"{", b"not json", b"[1, 2]", b"5", b"null", b'"text"', b'{"type": "event"} trailing',
+    b'{"type":"event","ts":"2025-01-01T00:00:00Z","action":"a\xff"}', b"\xef\xbb\xbf{}", b'{"a":1}{"b":2}',
+    b'{"type":"event","ts":"2025-01-01T00:00:00Z","action":"\\ud800"}', b'{"type":"event","ts":1735689600000,"action":"x\x01"}',
+    b'{"type":"event","ts":"2025-01-01T00:00:00Z","action":"ok"}\r', b'{"type":"event","ts":1.5e400,"action":"a"}',
+    b'{"type":"event","ts":"2025-01-01T00:00:00Z","action":"x","zz":[1,{"q":"\\ud83d\\ude00"}]}',
+    b'  {"type" : "event", "ts" : 1735689600000 , "action" : "spaced"}  ',
+    b'{"type":"llm_request","ts":"2025-01-01T00:00:00Z","prompt_tokens":1e2}',
+    b'{"type":"event","ts":"2025-01-01T00:00:00Z","action":"nested","attrs":{"ts":"x","user_id":5}}',
+    b'{"type":"event","ts":"2025-01-01T00:00:00Z","act\\u0069on":"escaped key"}',
+    b'{"type":"event","ts":"2025-01-01T00:00:00Z","action":"x","user_id":5}',
+    b'{"type":"event","t\\u0073":1735689600000,"action":"escaped ts"}',
+])
+_styles = st.sampled_from(["orjson", "json", "utf8"])
+_line = st.one_of(
+    st.tuples(_record(), _styles).map(lambda t: _serialise(*t)),
+    st.tuples(_valid_record(), _styles).map(lambda t: _serialise(*t)),
+    _bad_lines,
+)
+
+
+def _collect(batches) -> tuple[pl.DataFrame, pl.DataFrame, list[object], int, int]:  # noqa: ANN001
+    events, requests = [pl.DataFrame(schema=EVENT_COLUMNS)], [pl.DataFrame(schema=REQUEST_COLUMNS)]
+    rejects, read, accepted = [], 0, 0
+    for b in batches:
+        events.append(b.events if isinstance(b.events, pl.DataFrame) else pl.DataFrame(b.events, schema=EVENT_COLUMNS, strict=False))
+        requests.append(b.requests if isinstance(b.requests, pl.DataFrame) else pl.DataFrame(b.requests, schema=REQUEST_COLUMNS, strict=False))
+        rejects += b.rejects
+        read += b.lines_read
+        accepted += b.lines_accepted
+    ev = pl.concat(events).select(list(EVENT_COLUMNS))
+    rq = pl.concat(requests).select(list(REQUEST_COLUMNS))
+    return ev, rq, rejects, read, accepted
+
+
+def _compare(path: Path, chunk_bytes: int) -> tuple[pl.DataFrame, pl.DataFrame, list[object], int, int]:
+    slow = _collect(native.read_per_line(path))
+    fast = _collect(_native_fast.read(path, chunk_bytes))
+    assert_frame_equal(fast[0], slow[0])
+    assert_frame_equal(fast[1], slow[1])
+    assert fast[2] == slow[2]
+    assert fast[3:] == slow[3:]
+    return fast
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(lines=st.lists(_line, max_size=40), chunk_bytes=st.sampled_from([64, 700, 1 << 20]),
+       newline=st.sampled_from([b"\n", b"\r\n"]), final_newline=st.booleans())
+def test_fast_path_equals_per_line_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[bytes],
+                                        chunk_bytes: int, newline: bytes, final_newline: bool) -> None:
+    monkeypatch.setattr(_native_fast, "MIN_FAST_LINES", 2)
+    path = tmp_path / "mixed.jsonl"
+    data = newline.join(lines) + (newline if final_newline and lines else b"")
+    path.write_bytes(data)
+    ev, rq, rejects, read, accepted = _compare(path, chunk_bytes)
+    assert read == data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    assert read == accepted + len(rejects)
+    assert ev.height + rq.height == accepted
+    assert len({r.source_line for r in rejects}) == len(rejects)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sizes=st.lists(st.sampled_from([0, 5, 99, 100, 101, 250]), min_size=1, max_size=6),
+       fill=st.sampled_from([b"x", b" ", b"\r"]), tail=st.sampled_from([b"", b"\r", b"\r\r"]))
+def test_long_lines_are_streamed_like_per_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sizes: list[int],
+                                               fill: bytes, tail: bytes) -> None:
+    monkeypatch.setattr(_base, "MAX_LINE_BYTES", 100)
+    monkeypatch.setattr(_native_fast, "MAX_LINE_BYTES", 100)
+    good = b'{"type":"event","ts":1735689600000,"action":"a"}'
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b"\n".join(good + b"\n" + fill * n + tail for n in sizes))
+    _compare(path, 16)
