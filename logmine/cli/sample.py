@@ -44,7 +44,8 @@ def sample(
         emit_json(result.to_json())
         return
     emit_mapping(f"sample -> {result.out_dir}", result.summary())
-    emit_table("by format", [vars(f) for f in result.formats])
+    columns = ["format", "files", "lines", "malformed", "bytes", "events", "requests"]
+    emit_table("by format", [{"format": f.name, **vars(f)} for f in result.formats], columns)
 
 
 def register(app: typer.Typer) -> None:

@@ -199,7 +199,7 @@ def _run_format(out: Path, fmt: str, budget: int, config: SampleConfig, corpus: 
         length = min(left, max(15, min(1500, int(d.lognormal(config.session_events, 0.6)))))
         if left - length < 15:
             length = left
-        u = d.below(n_users)
+        u = rep.sessions if rep.sessions < n_users else d.below(n_users)  # every user gets a session first
         start = max(clock, free[u])
         session = sim.run_session(users[u], start, length)
         writer.write(session)

@@ -170,6 +170,7 @@ class Simulator:
         self.languages, self.language_cdf = language_cdf(corpus)
         self.secrets = {kind: [make_secret(kind, self.draw) for _ in range(3)] for kind in SECRET_KINDS}
         self.acceptance: Counter[str] = Counter()
+        self.planted = self.draw.below(len(SECRET_KINDS))
         self.t = 0.0
         self.file: CodeFile = corpus.files[0]
         self.session: Session | None = None
@@ -250,7 +251,8 @@ class Simulator:
         assert self.session is not None
         if self.session.user.no_code or not self.draw.chance(self.secret_rate):
             return None
-        return self.draw.pick(self.secrets[self.draw.pick(SECRET_KINDS)])
+        self.planted += 1  # kinds take turns, so a small sample still holds every kind
+        return self.draw.pick(self.secrets[SECRET_KINDS[self.planted % len(SECRET_KINDS)]])
 
     def _request(self, kind: str, model: ModelSpec, template: Template, values: dict[str, str], answer: str,
                  secrets: tuple[Secret, ...], accept_p: float | None) -> Request:

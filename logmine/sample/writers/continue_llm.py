@@ -1,8 +1,8 @@
 """Continue's LLM interaction log: ``continue-llm/<user>/llm_log-YYYY-MM-DD.jsonl``.
 
 Items ``{interactionId, timestamp (epoch ms), kind, ...}`` as ``core/llm/logger.ts`` records
-them: ``startComplete`` (the rendered FIM prompt) or ``startFim`` (prefix and suffix, for a
-model with a FIM endpoint), ``startChat`` (messages) for chats, slash commands and edits,
+them: ``startComplete`` (the rendered FIM prompt) or ``startFim`` (prefix and suffix, when
+the server's FIM endpoint is used), ``startChat`` (messages) for chats, slash commands and edits,
 then ``chunk`` / ``message`` items and one ``success``, ``cancel`` or ``error`` item. A chunk's
 timestamp is when its last token arrived: some requests stream one token a chunk, others
 several, so per-token latency is in the chunk gaps.
@@ -15,6 +15,8 @@ from typing import Any
 from logmine.sample.model import Request, Session
 from logmine.sample.writers._base import ABSURD_MS, Writer, day, deep
 
+FIM_ENDPOINT_P = 0.3
+"""Share of completions sent to a FIM endpoint (startFim: prefix and suffix, no rendered prompt)."""
 MULTI_TOKEN_CHUNKS_P = 0.3
 """Share of requests whose chunks carry 2-5 tokens each."""
 
@@ -36,7 +38,7 @@ class ContinueLlmWriter(Writer):
         options = {"model": r.model.name, "maxTokens": 256 if r.kind == "completion" else 4096,
                    "temperature": 0.01 if r.kind == "completion" else 0.5}
         line = self.files.line
-        if r.kind == "completion" and r.model.family == "codestral" and self.draw.chance(0.6):
+        if r.kind == "completion" and r.model.provider != "openai" and self.draw.chance(FIM_ENDPOINT_P):
             line(rel, {"interactionId": iid, "timestamp": start, "kind": "startFim", "prefix": r.values["prefix"],
                        "suffix": r.values["suffix"], "options": options, "provider": r.model.provider})
             self.truth.secrets_only(self.NAME, r)

@@ -124,8 +124,9 @@ class KaveWriter(Writer):
     def _completion(self, e: Event, r: Request | None) -> dict[str, Any] | None:
         if r is None or r.timing is None:
             return None
-        names = [f"0M:[p:void] [{_project(self.session.user.project)}.{_class(r.file_path)}, P].{w}()" for w in
-                 (r.token_texts[:3] or ["Run"]) if w.strip()] or ["0General:value"]
+        words = [t for t, k in zip(r.token_texts, r.token_kinds, strict=True) if k == "I"][:3] or ["Run"]
+        owner = f"{_project(self.session.user.project)}.{_class(r.file_path)}"
+        names = [f"0M:[p:void] [{owner}, {_project(self.session.user.project)}].{w}()" for w in dict.fromkeys(words)]
         proposals = [{"Name": n, "Relevance": 100 - i} for i, n in enumerate(names)]
         accepted = e.action == "completion.accepted"
         selection = {"Proposal": proposals[0], "SelectedAfter": timespan(max(1.0, e.ts - r.ts)), "Index": 0}
@@ -153,9 +154,9 @@ class KaveWriter(Writer):
 
 
 def _project(name: str) -> str:
-    return "".join(part.title() for part in name.replace("-", "_").split("_")) or "App"
+    return "".join(part[:1].upper() + part[1:] for part in name.replace("-", "_").split("_")) or "App"
 
 
 def _class(path: str | None) -> str:
     stem = (path or "Program").rsplit("/", 1)[-1].split(".", 1)[0]
-    return "".join(part.title() for part in stem.split("_")) or "Program"
+    return "".join(part[:1].upper() + part[1:] for part in stem.split("_")) or "Program"

@@ -1,18 +1,17 @@
-"""OpenTelemetry GenAI spans as OTLP/JSON: ``otel/traces-YYYY-MM-DD.jsonl``, one export
-request a line as the collector's file exporter writes them.
+"""OpenTelemetry GenAI spans as OTLP/JSON: ``otel/<user>/traces-YYYY-MM-DD.jsonl``, one export
+request of 1-6 spans a line as the collector's file exporter writes them.
 
 Span name ``"{gen_ai.operation.name} {gen_ai.request.model}"``, ``gen_ai.*`` attributes with
 opt-in content (``gen_ai.input.messages``, ``gen_ai.system_instructions``,
-``gen_ai.output.messages``). Every third day's file uses the deprecated names instead
-(``gen_ai.system``, ``gen_ai.prompt``, ``gen_ai.completion``, ``gen_ai.usage.prompt_tokens`` /
-``completion_tokens``). In the current-style files a quarter of the spans carry one
+``gen_ai.output.messages``). Every second user runs an older instrumentation whose files use
+the deprecated names instead (``gen_ai.system``, ``gen_ai.prompt``, ``gen_ai.completion``,
+``gen_ai.usage.prompt_tokens`` / ``completion_tokens``). In the current-style files a quarter of the spans carry one
 ``llm.content.completion.chunk`` event per streamed token (OpenLLMetry's shape), so their
 per-token latency survives.
 """
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 
 import orjson
@@ -20,7 +19,8 @@ import orjson
 from logmine.sample.model import Request, Session
 from logmine.sample.writers._base import Writer, day, deep
 
-SPANS_PER_LINE = 6
+MAX_SPANS_PER_LINE = 6
+"""An export request (a line) holds 1-6 spans: whatever the batch processor had collected."""
 CHUNK_EVENTS_P = 0.25
 SCOPE = {"name": "opentelemetry.instrumentation.genai", "version": "0.4b0"}
 ABSURD_NS = "5680281600000000000"
@@ -50,9 +50,7 @@ def _json(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def deprecated_day(day_text: str) -> bool:
-    """True for the days whose file uses the deprecated attribute names."""
-    return date.fromisoformat(day_text).toordinal() % 3 == 0
+DEPRECATED_SCOPE = {"name": "opentelemetry.instrumentation.openai", "version": "0.26.1"}
 
 
 class OtelWriter(Writer):
@@ -68,13 +66,15 @@ class OtelWriter(Writer):
         ]}
         requests = [item for item in session.items if isinstance(item, Request)]
         trace = self.draw.hex(32)
-        for i in range(0, len(requests), SPANS_PER_LINE):
-            batch = requests[i : i + SPANS_PER_LINE]
-            day_text = day(batch[0].ts)
-            old = deprecated_day(day_text)
+        old = session.user.index % 2 == 1  # an older instrumentation: deprecated attribute names
+        i = 0
+        while i < len(requests):
+            batch = requests[i : i + self.draw.between(1, MAX_SPANS_PER_LINE)]
+            i += len(batch)
             spans = [self._span(r, session, trace, old, person.login) for r in batch]
-            self.files.line(f"otel/traces-{day_text}.jsonl",
-                            {"resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": SCOPE, "spans": spans}]}]})
+            scope = DEPRECATED_SCOPE if old else SCOPE
+            self.files.line(f"otel/{person.login}/traces-{day(batch[0].ts)}.jsonl",
+                            {"resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": scope, "spans": spans}]}]})
 
     def _span(self, r: Request, session: Session, trace: str, old: bool, login: str) -> dict[str, Any]:
         operation = "text_completion" if r.kind == "completion" else "chat"
