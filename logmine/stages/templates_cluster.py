@@ -223,7 +223,8 @@ def _in_frame(p: tuple[str, ...], head: tuple[str, ...], tail: tuple[str, ...]) 
 
 
 def _frame_pattern(pats: list[tuple[str, ...]]) -> tuple[tuple[str, ...], int, int]:
-    """Shared head, one wildcard, shared tail; and the lengths of head and tail."""
+    """Shared head, one wildcard for the regions between, shared tail; and the lengths of
+    head and tail. Regions of one word keep the punctuation they share (``<*>:``)."""
     h = 0
     while all(len(p) > h for p in pats) and len({p[h] for p in pats}) == 1:
         h += 1
@@ -232,11 +233,13 @@ def _frame_pattern(pats: list[tuple[str, ...]]) -> tuple[tuple[str, ...], int, i
         t += 1
     first = pats[0]
     head, tail = first[:h], first[len(first) - t :]
-    if head and head[-1] == WILDCARD:
+    middles = [p[h : len(p) - t] for p in pats]
+    middle = generalise([m[0] for m in middles]) if all(len(m) == 1 for m in middles) else WILDCARD
+    if middle == WILDCARD and head and head[-1] == WILDCARD:
         head = head[:-1]
-    if tail and tail[0] == WILDCARD:
+    if middle == WILDCARD and tail and tail[0] == WILDCARD:
         tail = tail[1:]
-    return (*head, WILDCARD, *tail), len(head), len(tail)
+    return (*head, middle, *tail), len(head), len(tail)
 
 
 def _find(parent: list[int], k: int) -> int:

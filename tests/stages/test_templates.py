@@ -1,0 +1,167 @@
+"""The template miner's pure core: golden template lists, behaviour on hand cases, shard merging."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from logmine.masking import MaskRule, Masker, build_rules, load_rules
+from logmine.errors import InputPathError, OptionError
+from logmine.stages.templates import MineConfig, TemplateMiner, merge_results, mine_templates, template_id, template_regex
+
+CASES = Path(__file__).parents[1] / "cases" / "templates"
+REGEN = bool(os.environ.get("LOGMINE_REGEN_GOLDEN"))
+
+
+def golden_view(lines: list[str], config: MineConfig | None = None) -> dict[str, object]:
+    """The whole outcome in a reviewable form: templates with line counts, and per line its template."""
+    result = mine_templates(lines, config)
+    order = list(result.templates)
+    return {
+        "templates": [{"template": result.templates[t], "lines": result.counts[t]} for t in order],
+        "assignments": [order.index(t) for t in result.assignments],
+    }
+
+
+def write_golden(path: Path, got: dict[str, object]) -> None:
+    """Templates one per line, assignments on one line: a diff shows what changed."""
+    templates = ",\n".join("  " + json.dumps(t, ensure_ascii=False) for t in got["templates"])  # type: ignore[union-attr]
+    path.write_text('{"templates": [\n' + templates + '\n ],\n "assignments": ' + json.dumps(got["assignments"]) + "}\n")
+
+
+@pytest.mark.parametrize("name", ["sshd", "idea"])
+def test_golden_log_templates(name: str) -> None:
+    lines = (CASES / f"{name}.log").read_text().splitlines()
+    got = golden_view(lines)
+    path = CASES / f"{name}.expected.json"
+    if REGEN:
+        write_golden(path, got)
+    assert got == json.loads(path.read_text())
+
+
+def test_values_of_several_words_do_not_split_a_template() -> None:
+    names = ["demo", "ui kit", "My Cool Project", "Big Legacy Monolith Service", "api", "web front end"]
+    lines = [f"Opened project {n} in {i * 7 + 3} ms" for i, n in enumerate(names * 2)]
+    result = mine_templates(lines)
+    assert list(result.templates.values()) == ["Opened project <*> in <*> ms"]
+
+
+def test_few_distinct_words_stay_constants_many_become_variables() -> None:
+    states = [f"VM {s} (Lifecycle Event)" for s in ("Started", "Paused", "Resumed", "Stopped") for _ in range(10)]
+    users = [f"Failed password for {u} from 10.0.0.{i} port 22" for i, u in enumerate(["root", "a", "b", "c", "d", "e", "f"] * 3)]
+    result = mine_templates(states + users)
+    assert sorted(result.templates.values()) == [
+        "Failed password for <*> from <*> port <*>",
+        "VM Paused (Lifecycle Event)",
+        "VM Resumed (Lifecycle Event)",
+        "VM Started (Lifecycle Event)",
+        "VM Stopped (Lifecycle Event)",
+    ]
+
+
+def test_first_word_names_the_event_unless_the_line_has_context() -> None:
+    short = [f"{w} (command {i})" for i, w in enumerate(["boot", "wait", "halt", "reboot", "risBoot", "bootGen"])]
+    long = [f"{svc}: told me to run this job; but the start time is later" for svc in ("com.a", "com.b", "com.c", "com.d", "com.e")]
+    result = mine_templates(short + long)
+    texts = sorted(result.templates.values())
+    assert "com.<*>: told me to run this job; but the start time is later" in texts
+    assert "boot (command <*>)" in texts and len(texts) == 7
+
+
+def test_result_maps_every_line_to_a_content_id() -> None:
+    lines = ["user 1 logged in", "user 2 logged in", "disk full"]
+    result = mine_templates(lines)
+    assert result.assignments[0] == result.assignments[1] == template_id("user <*> logged in")
+    assert result.templates[result.assignments[2]] == "disk full"
+    assert result.counts == {template_id("user <*> logged in"): 2, template_id("disk full"): 1}
+    assert result.first_line == {template_id("user <*> logged in"): 0, template_id("disk full"): 2}
+    assert template_id("disk full").startswith("b2:")
+
+
+def test_empty_input_and_blank_lines() -> None:
+    assert mine_templates([]).templates == {}
+    result = mine_templates(["", "   ", "x"])
+    assert result.template_of(0) == result.template_of(1) == ""
+
+
+def test_whitespace_is_kept_when_not_collapsed() -> None:
+    lines = [f"Task:\n  fix {name}\n\n```\n{{code}}\n```" for name in ("a1", "b22", "c333")]
+    result = mine_templates(lines, MineConfig(collapse_spaces=False))
+    assert list(result.templates.values()) == ["Task:\n  fix <*>\n\n```\n{code}\n```"]
+
+
+def test_template_regex_reads_wildcards_as_values_of_any_length() -> None:
+    rx = template_regex("Opened project <*> in <*> ms")
+    assert rx.match("Opened project Big Legacy Service in 12 ms")
+    assert not rx.match("Opened project  in 12 ms")
+    assert not rx.match("Closed project x in 12 ms")
+
+
+def _word(i: int) -> str:
+    return "".join(chr(97 + (i // 26**k) % 26) for k in range(3))
+
+
+def test_compaction_keeps_the_templates() -> None:
+    lines = [f"job {i % 7} finished on host {_word(i % 5)} in {i} s" for i in range(300)]
+    lines += [f"cache miss for key {_word(i)} in region {_word(i % 3)}" for i in range(300)]
+    small = mine_templates(lines, MineConfig(max_units=20, line_cache_size=0))
+    big = mine_templates(lines)
+    assert small.state.compactions > 0 and big.state.compactions == 0
+    assert small.templates == big.templates and small.assignments == big.assignments
+
+
+def test_line_cache_does_not_change_the_result() -> None:
+    lines = [f"request {i % 13} took {i % 5} ms" for i in range(200)]
+    assert mine_templates(lines, MineConfig(line_cache_size=0)).assignments == mine_templates(lines, MineConfig(line_cache_size=3)).assignments
+
+
+def test_merge_results_equals_one_run() -> None:
+    lines = (CASES / "sshd.log").read_text().splitlines() + (CASES / "idea.log").read_text().splitlines()
+    lines = lines[::2] + lines[1::2]
+    half = len(lines) // 3
+    whole = mine_templates(lines)
+    merged = merge_results(mine_templates(lines[:half]), mine_templates(lines[half:]))
+    assert merged.templates == whole.templates
+    assert merged.assignments == whole.assignments
+    assert merged.counts == whole.counts and merged.first_line == whole.first_line
+
+
+def test_streaming_miner_matches_batch() -> None:
+    lines = (CASES / "sshd.log").read_text().splitlines()
+    miner = TemplateMiner()
+    units = [miner.add(line) for line in lines]
+    assert len(units) == len(lines)
+    assert miner.result().assignments == mine_templates(lines).assignments
+
+
+# -- masking rules as data -------------------------------------------------------------------
+def test_default_masking() -> None:
+    masker = Masker()
+    line = 'blk_-160 10.1.2.3:50010 "GET /v2/a1/servers HTTP/1.1" 0x1F 5.2 KB true en0 ssh2 tc19060 2017-07-03 10:00:01'
+    assert masker.collapse(masker.mask(line)) == 'blk_-<*> <*> "GET <*> HTTP/<*>" <*> <*> <*> en0 ssh2 <*> <*>'
+
+
+def test_user_rules_come_first_and_can_be_typed(tmp_path: Path) -> None:
+    rules = build_rules([{"pattern": r"req-[a-z]+", "mask_with": "REQ"}])
+    masker = Masker(rules, typed=True)
+    assert masker.mask("req-abc at /var/log/x.log took 12") == "<REQ> at <PATH> took <NUM>"
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps({"rules": [{"pattern": "ERR[A-Z]+", "mask_with": "CODE"}], "replace_defaults": True}))
+    assert [r.mask_with for r in load_rules(path)] == ["CODE"]
+
+
+def test_bad_rule_files_are_user_errors(tmp_path: Path) -> None:
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps([{"pattern": "x", "mask_with": "X", "colour": "red"}]))
+    with pytest.raises(OptionError, match="colour"):
+        load_rules(path)
+    path.write_text(json.dumps([{"pattern": "(", "mask_with": "X"}]))
+    with pytest.raises(OptionError, match="regular expression"):
+        load_rules(path)
+    with pytest.raises(InputPathError):
+        load_rules(tmp_path / "missing.json")
+    with pytest.raises(ValueError):
+        MaskRule(pattern="a*")

@@ -1,0 +1,75 @@
+"""Invariants of the miner, checked with hypothesis on generated logs."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from logmine.masking import Masker, build_rules
+from logmine.stages.templates import MineConfig, merge_results, mine_templates, template_regex
+
+FRAMES = [
+    "Failed password for {} from {} port {} ssh2",
+    "Opened project {} in {} ms ({})",
+    "{}: job {} finished with status {}",
+    "cache {} for key {} in {}",
+    "[{}] GET {} -> {}",
+]
+words = st.sampled_from(["alice", "bob", "root", "my project", "ui kit", "x", "Big Legacy Service", "en0", "true", "/var/log/a.log"])
+values = st.one_of(
+    words,
+    st.integers(-5, 10**9).map(str),
+    st.tuples(*[st.integers(0, 255)] * 4).map(lambda t: ".".join(map(str, t))),
+    st.text(alphabet="abcXYZ019_-.:/=<>*", min_size=1, max_size=10),
+)
+templated = st.tuples(st.sampled_from(FRAMES), st.lists(values, min_size=3, max_size=3)).map(lambda fv: fv[0].format(*fv[1]))
+any_text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=40)
+logs = st.lists(st.one_of(templated, templated, templated, any_text), min_size=1, max_size=50)
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(logs, st.booleans())
+def test_every_line_matches_its_template(lines: list[str], collapse_spaces: bool) -> None:
+    result = mine_templates(lines, MineConfig(collapse_spaces=collapse_spaces, max_units=8))
+    assert len(result.assignments) == len(lines)
+    patterns = {tid: template_regex(text) for tid, text in result.templates.items()}
+    for line, tid in zip(lines, result.assignments):
+        assert patterns[tid].match(line), (line, result.templates[tid])
+
+
+@SETTINGS
+@given(any_text, st.booleans())
+def test_masking_is_idempotent(text: str, typed: bool) -> None:
+    masker = Masker(build_rules([{"pattern": r"req-[a-z]+", "mask_with": "REQ"}]), typed=typed)
+    once = masker.collapse(masker.mask(text))
+    assert masker.collapse(masker.mask(once)) == once
+
+
+@SETTINGS
+@given(templated)
+def test_masking_is_idempotent_on_log_lines(text: str) -> None:
+    masker = Masker()
+    once = masker.collapse(masker.mask(text))
+    assert masker.collapse(masker.mask(once)) == once
+
+
+@SETTINGS
+@given(logs, st.randoms(use_true_random=False))
+def test_ids_do_not_depend_on_input_order(lines: list[str], rnd: random.Random) -> None:
+    shuffled = list(lines)
+    rnd.shuffle(shuffled)
+    a, b = mine_templates(lines), mine_templates(shuffled)
+    assert a.templates.keys() == b.templates.keys()
+    assert {line: tid for line, tid in zip(lines, a.assignments)} == {line: tid for line, tid in zip(shuffled, b.assignments)}
+
+
+@SETTINGS
+@given(logs, st.integers(0, 50))
+def test_shards_merge_into_the_single_run(lines: list[str], cut: int) -> None:
+    cut = min(cut, len(lines))
+    whole = mine_templates(lines)
+    merged = merge_results(mine_templates(lines[:cut]), mine_templates(lines[cut:]))
+    assert merged.templates == whole.templates and merged.assignments == whole.assignments
