@@ -75,18 +75,29 @@ def detect_language(code: str, max_chars: int = 4000) -> str | None:
 
     Returns None for text that does not look like code in any supported language (prose).
     """
+    return detect_language_tree(code, max_chars)[0]
+
+
+def detect_language_tree(code: str, max_chars: int = 4000) -> tuple[str | None, Any | None]:
+    """:func:`detect_language`, plus the winning candidate's tree when that parse covered all of
+    ``code`` (so the caller need not parse it again); None when there was nothing to parse.
+
+    A single candidate wins without a parse.
+    """
     sample = code[:max_chars]
     scores = {lang: len(rx.findall(sample)) for lang, rx in _CUES.items()}
     candidates = [lang for lang, score in sorted(scores.items(), key=lambda kv: -kv[1]) if score > 0][:3]
     if not candidates:
-        return None
-    best, best_errors = None, None
+        return None, None
+    if len(candidates) == 1:
+        return candidates[0], None
+    best, best_key, best_tree = None, None, None
     for lang in candidates:
-        errors = _error_count(parse(sample, lang).root_node)
-        key = (errors, -scores[lang])
-        if best_errors is None or key < best_errors:
-            best, best_errors = lang, key
-    return best
+        tree = parse(sample, lang)
+        key = (_error_count(tree.root_node), -scores[lang])
+        if best_key is None or key < best_key:
+            best, best_key, best_tree = lang, key, tree
+    return best, best_tree if len(sample) == len(code) else None
 
 
 def _error_count(node: Any, limit: int = 50) -> int:

@@ -180,7 +180,16 @@ def measure(requests: pl.DataFrame, chunk_fraction: float = 0.5) -> tuple[pl.Dat
     req: dict[str, list[Any]] = {name: [] for name in REQUEST_SCHEMA}
     for row in zip(*(cols[c].to_list() for c in _INPUT_COLUMNS)):
         _measure_one(dict(zip(_INPUT_COLUMNS, row)), chunk_fraction, tok, req)
-    return pl.DataFrame(tok, schema=TOKEN_SCHEMA), pl.DataFrame(req, schema=REQUEST_SCHEMA)
+    tokens = pl.DataFrame(tok, schema=TOKEN_SCHEMA).with_columns(_position_bucket_expr().alias("position_bucket"))
+    return tokens, pl.DataFrame(req, schema=REQUEST_SCHEMA)
+
+
+def _position_bucket_expr() -> pl.Expr:
+    pos = pl.col("position")
+    expr = pl.when(pos < 1).then(None)
+    for lo, hi, name in POSITION_BUCKETS:
+        expr = expr.when(pos <= hi).then(pl.lit(name)) if hi is not None else expr.otherwise(pl.lit(name))
+    return expr
 
 
 def _measure_one(r: dict[str, Any], chunk_fraction: float, tok: dict[str, list[Any]], req: dict[str, list[Any]]) -> None:
@@ -217,7 +226,7 @@ def _measure_one(r: dict[str, Any], chunk_fraction: float, tok: dict[str, list[A
                         ("tokens_from", tl.tokens_from)):
         tok[name].extend([value] * n)
     tok["position"].extend(range(1, n + 1))
-    tok["position_bucket"].extend(position_bucket(i) for i in range(1, n + 1))
+    tok["position_bucket"].extend([None] * n)  # filled in by measure(), vectorised
     tok["token"].extend(tl.tokens)
     tok["latency_us"].extend(ms * 1000.0 for ms in tl.latency_ms)
     tok["token_type"].extend(labels.token_types)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from logmine.code import GRAMMARS, detect_language, enclosing_category, leaf_spans, parse, resolve_language_source
+from logmine.code import GRAMMARS, detect_language, detect_language_tree, enclosing_category, leaf_spans, parse, resolve_language_source
 from logmine.formats._base import normalise_language
 
 CODE_KINDS = frozenset({"completion", "edit"})
@@ -60,12 +60,13 @@ def label_tokens(
         prefix, file_path = ctx.prefix, file_path or ctx.file_path
     prefix = prefix or ""
     lang, source = resolve_language_source(language, file_path, None)
+    tree = None
     if source == "none":
         fence = normalise_language(ctx.language) if ctx else None
         if fence in GRAMMARS:
             lang, source = fence, "prompt"
         else:
-            lang = detect_language(prefix[-4000:] + text)
+            lang, tree = detect_language_tree(prefix + text)
             source = "detected" if lang else "none"
     if lang is None:
         fallback = ("error", UNPARSED) if source == "unsupported" or kind in CODE_KINDS else ("prose", "prose")
@@ -73,7 +74,7 @@ def label_tokens(
         return Labels(types, nodes, None, source if fallback[0] == "error" else "prose")
     code = (prefix + text).encode("utf-8")
     lo = len(code) - len(text.encode("utf-8"))
-    tree = parse(code, lang)
+    tree = tree or parse(code, lang)
     types, nodes = _assign(tokens, _byte_starts(tokens, lo), tree, leaf_spans(tree, lo))
     return Labels(types, nodes, lang, source, tree.root_node.has_error)
 

@@ -41,6 +41,12 @@ def split_tokens(text: str) -> list[str]:
     return _PRETOKEN_RE.findall(text)
 
 
+def _is_one_token(text: str) -> bool:
+    """True when ``text`` is a single pre-tokenizer piece (the common case, checked without splitting)."""
+    match = _PRETOKEN_RE.match(text)
+    return match is not None and match.end() == len(text)
+
+
 @dataclass(frozen=True, slots=True)
 class Timeline:
     """A request's measured tokens, each with its latency; or the reason it was skipped."""
@@ -94,9 +100,9 @@ def timeline(
     elif len(times) > len(texts):
         issues.append(ISSUE_TIMES_LONGER)
     pairs = [(t, s) for t, s in zip(texts, times) if t]  # empty deltas: the next piece's gap spans them
-    entries = [split_tokens(t) for t, _ in pairs]
-    multi = sum(len(e) > 1 for e in entries)
-    granularity = "chunk" if multi > chunk_fraction * len(entries) else "token"
+    multi = sum(not _is_one_token(t) for t, _ in pairs)
+    granularity = "chunk" if multi > chunk_fraction * len(pairs) else "token"
+    entries = [split_tokens(t) for t, _ in pairs] if granularity == "chunk" else []
     gaps = _gaps([s for _, s in pairs], issues)
     tokens, latency = _spread([t for t, _ in pairs], entries, gaps, granularity)
     return Timeline(text, tokens, latency, granularity, "log", len(pairs), tuple(dict.fromkeys(issues)))
