@@ -45,6 +45,8 @@ def heatmap(
         emit_json(result.to_json())
         return
     emit_table(f"token latency by type ({result.tokens:,} tokens in {result.measured:,} requests)", result.table_rows(), TABLE_COLUMNS)
+    if result.granularity:
+        stderr.print("requests by timing granularity: " + ", ".join(f"{k} {v}" for k, v in sorted(result.granularity.items())))
     if result.skipped:
         stderr.print("skipped requests: " + ", ".join(f"{k} {v}" for k, v in sorted(result.skipped.items())))
     if result.issues:

@@ -42,7 +42,7 @@ ProgressFn = Callable[[str, int, int], None]
 LABELS_VERSION = 1
 """Bump when token splitting or labelling changes: every stored day is then recomputed."""
 POSITION_BUCKETS = ((1, 1, "1"), (2, 4, "2-4"), (5, 16, "5-16"), (17, 64, "17-64"), (65, None, "65+"))
-SKETCH_KEYS = ("day", "hour", "model", "language", "token_type", "position_bucket")
+SKETCH_KEYS = ("day", "hour", "model", "language", "token_type", "position_bucket", "granularity")
 """The finest grain kept per day; every aggregate is a roll-up of these keys."""
 VIEWS: dict[str, tuple[str, ...]] = {
     "heatmap_by_type": ("token_type",),
@@ -72,7 +72,8 @@ DAYS_SCHEMA: dict[str, pl.DataType] = {
 }
 SKETCH_SCHEMA: dict[str, pl.DataType] = {
     "day": pl.String(), "hour": pl.Int8(), "model": pl.String(), "language": pl.String(), "token_type": pl.String(),
-    "position_bucket": pl.String(), "bucket": pl.Int32(), "count": pl.Int64(), "sum": pl.Float64(),
+    "position_bucket": pl.String(), "granularity": pl.String(), "bucket": pl.Int32(), "count": pl.Int64(),
+    "sum": pl.Float64(),
 }
 _INPUT_COLUMNS = ("request_id", "ts", "kind", "model", "language", "file_path", "prefix", "prompt", "completion",
                   "token_times_ms", "token_texts")
@@ -255,9 +256,16 @@ def finalize(sketch: pl.LazyFrame | pl.DataFrame, alpha: float = DEFAULT_ALPHA) 
         tables[name] = table.select(*keys, "count", *[f"{n}_us" for n in names])
     by_type = tables["heatmap_by_type"]
     total = by_type["count"].sum() or 1
-    tables["heatmap_by_type"] = by_type.with_columns(
-        (pl.col("count") / total).alias("share"), heat_expr("mean_us").alias("heat")
-    ).sort("mean_us", descending=True, nulls_last=True)
+    chunked = (
+        sketch.lazy().group_by("token_type")
+        .agg((pl.col("count").filter(pl.col("granularity") == "chunk").sum() / pl.col("count").sum()).alias("chunk_share"))
+        .collect()
+    )
+    tables["heatmap_by_type"] = (
+        by_type.join(chunked, on="token_type", how="left")
+        .with_columns((pl.col("count") / total).alias("share"), heat_expr("mean_us").alias("heat"))
+        .sort("mean_us", descending=True, nulls_last=True)
+    )
     tables["heatmap_latency_time"] = (
         sketch.lazy().group_by("day", "hour", "bucket").agg(pl.col("count").sum()).sort("day", "hour", "bucket").collect()
     )

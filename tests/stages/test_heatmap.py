@@ -109,6 +109,11 @@ def test_awkward_records_are_handled_and_counted(tmp_path: Path) -> None:
     assert by_id["kotlin"]["language"] == "kotlin" and by_id["chat"]["language"] == "prose"
     types = set(result.by_type["token_type"])
     assert {"prose", "error"} <= types
+    tokens = Workspace.open(tmp_path / "ws").read("heatmap_tokens")
+    expected = tokens.group_by("token_type").agg((pl.col("granularity") == "chunk").mean().alias("want"))
+    joined = result.by_type.join(expected, on="token_type")
+    assert joined.height == result.by_type.height and joined["chunk_share"].to_list() == joined["want"].to_list()
+    assert joined.filter(pl.col("token_type") == "identifier")["chunk_share"][0] > 0
 
 
 def test_rows_written_by_a_transaction_with_nulls_and_missing_columns(tmp_path: Path) -> None:
