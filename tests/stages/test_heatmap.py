@@ -227,3 +227,33 @@ def test_logmine_sample_planted_strings_come_out_on_top(tmp_path: Path) -> None:
     result = heatmap(tmp_path / "ws", QUIET)
     assert result.measured > 100
     assert result.by_type["token_type"][0] == "string" and result.by_type["heat"][0] == 5
+
+
+def test_changed_and_removed_days(tmp_path: Path) -> None:
+    records = planted_records(40, days=2)
+    root = make_workspace(tmp_path, records)
+    heatmap(root, QUIET)
+    day2 = [i for i, r in enumerate(records) if r["ts"].startswith("2025-03-02")]
+    changed = [dict(r, token_times_ms=[t * 2 for t in r["token_times_ms"]]) if i == day2[0] else r for i, r in enumerate(records)]
+    ingest([write_jsonl(tmp_path / "logs" / "logs.jsonl", changed)], root)
+    again = heatmap(root, QUIET)
+    assert again.days_computed == ["2025-03-02"] and again.days_reused == ["2025-03-01"]
+    only_day1 = [r for r in records if r["ts"].startswith("2025-03-01")]
+    ingest([write_jsonl(tmp_path / "logs" / "logs.jsonl", only_day1)], root)
+    gone = heatmap(root, QUIET)
+    ws = Workspace.open(root)
+    assert gone.days_computed == [] and gone.days_reused == ["2025-03-01"]
+    assert sorted(ws.partitions("heatmap_sketch")) == sorted(ws.partitions("heatmap_tokens")) == ["2025-03-01"]
+    assert ws.read("heatmap_days")["day"].to_list() == ["2025-03-01"]
+    assert gone.requests == len(only_day1)
+
+
+def test_page_for_an_empty_window() -> None:
+    from logmine.stages.heatmap import finalize, merge_partials
+    from logmine.stages.heatmap_render import chart_specs, page_html
+
+    config = HeatmapConfig()
+    result = logmine.HeatmapResult("ws", finalize(merge_partials([])))
+    assert chart_specs(result, config.alpha) == {}
+    page = page_html(result, {}, None, config, bundle="window.vegaEmbed = () => Promise.resolve();")
+    assert "No measured tokens in this window." in page and 'data-charts="0"' in page
