@@ -25,7 +25,7 @@ import orjson
 
 from logmine.errors import InputPathError, OptionError
 from logmine.sample.code import Corpus, load_corpus
-from logmine.sample.model import Simulator, model_truth
+from logmine.sample.model import Event, Simulator, model_truth
 from logmine.sample.templates import TEMPLATES
 from logmine.sample.timing import latency_truth
 from logmine.sample.truth import FORMAT_VERSION, Truth, secret_list
@@ -186,7 +186,8 @@ def _run_format(out: Path, fmt: str, budget: int, config: SampleConfig, corpus: 
     index = FORMATS.index(fmt)
     writer_cls = WRITERS[fmt]
     sim = Simulator(np.random.default_rng([config.seed, index, 0]), corpus, secret_rate=config.secret_rate,
-                    max_prefix=config.max_prefix_chars, max_suffix=config.max_suffix_chars, ides=writer_cls.IDES)
+                    max_prefix=config.max_prefix_chars, max_suffix=config.max_suffix_chars, ides=writer_cls.IDES,
+                    no_code_share=writer_cls.NO_CODE_SHARE, first_secret=index)
     writer = writer_cls(out, np.random.default_rng([config.seed, index, 1]), config.malformed_rate, truth)
     project = (config.code_dir.resolve().name if config.code_dir else "logmine").replace(" ", "-") or "project"
     n_users = min(400, max(2, math.ceil(budget / (config.session_events * 5))))
@@ -205,11 +206,9 @@ def _run_format(out: Path, fmt: str, budget: int, config: SampleConfig, corpus: 
         writer.write(session)
         free[u] = sim.t + d.lognormal(1_800_000, 0.5)
         rep.sessions += 1
-        for item in session.items:
-            if hasattr(item, "action"):
-                rep.events += 1
-            else:
-                rep.requests += 1
+        n_events = sum(isinstance(item, Event) for item in session.items)
+        rep.events += n_events
+        rep.requests += len(session.items) - n_events
         before = left
         left -= length
         if before // step != left // step:

@@ -164,13 +164,14 @@ class Simulator:
     """Simulates sessions for one output format from its own seeded Generator."""
 
     def __init__(self, rng: np.random.Generator, corpus: Corpus, *, secret_rate: float, max_prefix: int, max_suffix: int,
-                 ides: tuple[str, ...]) -> None:
+                 ides: tuple[str, ...], no_code_share: float = 0.0, first_secret: int = 0) -> None:
         self.rng, self.draw, self.corpus = rng, Draw(rng), corpus
         self.secret_rate, self.max_prefix, self.max_suffix, self.ides = secret_rate, max_prefix, max_suffix, ides
+        self.no_code_share = no_code_share  # users whose tool logs no code (Continue's noCode); they get no secrets
         self.languages, self.language_cdf = language_cdf(corpus)
         self.secrets = {kind: [make_secret(kind, self.draw) for _ in range(3)] for kind in SECRET_KINDS}
         self.acceptance: Counter[str] = Counter()
-        self.planted = self.draw.below(len(SECRET_KINDS))
+        self.planted = first_secret - 1  # secret kinds take turns from SECRET_KINDS[first_secret] on
         self.t = 0.0
         self.file: CodeFile = corpus.files[0]
         self.session: Session | None = None
@@ -181,7 +182,7 @@ class Simulator:
         d = self.draw
         person = make_person(d, index)
         templates = {slot: options[d.weighted(cdf([t.weight for t in options]))] for slot, options in sorted(SLOTS.items())}
-        return User(index, person, d.uuid(), templates, project, no_code=d.chance(0.1))
+        return User(index, person, d.uuid(), templates, project, no_code=d.chance(self.no_code_share))
 
     def run_session(self, user: User, start_ms: float, budget: int) -> Session:
         """A session of exactly ``budget`` items (events and requests) starting at ``start_ms``."""

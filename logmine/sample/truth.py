@@ -23,8 +23,6 @@ class Truth:
         self.templates: dict[str, Counter[str]] = {}
         self.secrets: Counter[tuple[str, str, str]] = Counter()
         self.people: dict[str, dict[str, str]] = {}
-        self.requests: Counter[str] = Counter()
-        self.events: Counter[str] = Counter()
 
     def prompt(self, fmt: str, request: Request) -> None:
         """``fmt`` wrote the rendered prompt of ``request`` (with any secrets planted in it)."""

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from logmine.sample.draw import Draw
-from logmine.sample.model import Event, Request, Session
+from logmine.sample.model import Event, Session
 from logmine.sample.truth import Truth
 from logmine.sample.writers._sink import FileStats, LineFiles, Planter
 
@@ -25,6 +25,8 @@ class Writer:
     NAME = ""
     IDES: tuple[str, ...] = ("vscode",)
     """The IDEs this format's sessions run in (the simulator picks one per session)."""
+    NO_CODE_SHARE = 0.0
+    """Share of users whose tool is set to log no code (prompts, completions)."""
 
     def __init__(self, root: Path, rng: np.random.Generator, malformed_rate: float, truth: Truth) -> None:
         self.root, self.truth = root, truth
@@ -70,10 +72,6 @@ def timespan(ms: float) -> str:
 
 def deep(obj: dict[str, Any]) -> dict[str, Any]:
     return copy.deepcopy(obj)
-
-
-def items(session: Session) -> list[Event | Request]:
-    return session.items
 
 
 def completion_pairs(session: Session) -> dict[str, Event]:

@@ -1,6 +1,6 @@
 """Where writers put their lines: buffered files with planted malformed lines, and zip archives.
 
-About ``rate`` (0.5 %) of the lines of every file are followed by an extra malformed line:
+About ``rate`` (0.5 %) of the records of every file are followed by an extra malformed line:
 a copy of the line just written, broken in one of :data:`MALFORMED_KINDS`. The copy is
 extra, never a replacement, so every real record still arrives whole; each file's counts by
 kind go to ``truth.json``.
@@ -48,14 +48,14 @@ class Planter:
         self.rng, self.rate, self.corrupt, self.kinds = rng, rate, corrupt, kinds
         self.countdown: dict[str, int] = {}
 
-    def due(self, key: str) -> bool:
-        """Count one good line of ``key``; True when a malformed copy should follow it."""
+    def due(self, key: str, weight: int = 1) -> bool:
+        """Count one good line of ``key`` holding ``weight`` records; True when a malformed copy should follow it."""
         if self.rate <= 0:
             return False
         left = self.countdown.get(key)
         if left is None:
             left = int(self.rng.geometric(self.rate))
-        left -= 1
+        left -= weight
         if left <= 0:
             self.countdown[key] = int(self.rng.geometric(self.rate))
             return True
@@ -96,8 +96,12 @@ class LineFiles:
         self.size = 0
         self.created: set[str] = set()
 
-    def line(self, rel: str, obj: dict[str, Any]) -> None:
-        """Write ``obj`` as one line of ``rel`` (maybe followed by a malformed copy)."""
+    def line(self, rel: str, obj: dict[str, Any], weight: int = 1) -> None:
+        """Write ``obj`` as one line of ``rel`` (maybe followed by a malformed copy).
+
+        ``weight``: how many records the line holds (spans of an OTLP export, a merged FUS
+        event's count); the malformed rate is per record.
+        """
         data = orjson.dumps(obj)
         stats = self.stats.get(rel) or self.stats.setdefault(rel, FileStats())
         buf = self.buffers.get(rel)
@@ -106,7 +110,7 @@ class LineFiles:
         buf.append(data + b"\n")
         stats.lines += 1
         self.size += len(data) + 1
-        if self.planter.due(rel):
+        if self.planter.due(rel, weight):
             kind, bad = self.planter.broken(obj, data)
             buf.append(bad + b"\n")
             stats.lines += 1

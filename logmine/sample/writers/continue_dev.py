@@ -25,6 +25,7 @@ _CODE_FIELDS = ("prompt", "completion", "prefix", "suffix", "previousCode", "new
 class ContinueDevWriter(Writer):
     NAME = "continue"
     IDES = ("vscode", "jetbrains")
+    NO_CODE_SHARE = 0.1
 
     def write(self, session: Session) -> None:
         user = session.user

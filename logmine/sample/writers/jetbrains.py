@@ -98,7 +98,7 @@ class JetBrainsWriter(Writer):
 
     def _flush(self) -> None:
         if self.pending is not None:
-            self.files.line(self.rel, self.pending[1])
+            self.files.line(self.rel, self.pending[1], weight=self.pending[1]["event"]["count"])
             self.pending = None
 
     def corrupt(self, obj: dict[str, Any], kind: str) -> dict[str, Any] | None:

@@ -74,7 +74,8 @@ class OtelWriter(Writer):
             spans = [self._span(r, session, trace, old, person.login) for r in batch]
             scope = DEPRECATED_SCOPE if old else SCOPE
             self.files.line(f"otel/{person.login}/traces-{day(batch[0].ts)}.jsonl",
-                            {"resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": scope, "spans": spans}]}]})
+                            {"resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": scope, "spans": spans}]}]},
+                            weight=len(spans))
 
     def _span(self, r: Request, session: Session, trace: str, old: bool, login: str) -> dict[str, Any]:
         operation = "text_completion" if r.kind == "completion" else "chat"
