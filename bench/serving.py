@@ -12,7 +12,8 @@ the ratio:
 - load:     `logmine serve` on 127.0.0.1 under concurrent clients, dynamic batching vs batch size 1.
 
 Without --pack/--workspace the pack is built here from hand-written templates (a verbose
-autocomplete prompt and its compressed form, a chat prompt, an identity control) and the requests
+autocomplete prompt and its compressed form, a chat prompt, a review prompt under a long shared
+system preamble, an identity control whose two prompts are the same) and the requests
 are code windows cut from this repository's Python files. With them, the real pack is validated
 against the workspace's logged requests.
 
@@ -58,6 +59,26 @@ EXPLAIN_ORIGINAL = (
 )
 EXPLAIN_COMPRESSED = "Explain concisely what this {{ language }} code does.\n```{{ language }}\n{{ prefix }}\n```\nExplanation:"
 CONTROL = "# {{ file_path }}\n{{ prefix }}"
+RULES = (
+    "You are the coding assistant of a software team. Follow the team's rules in every answer.\n"
+    "Rules:\n"
+    "1. Python code follows PEP 8, uses type hints on every function, and f-strings for formatting.\n"
+    "2. Library code never prints; it logs through logging.getLogger(__name__).\n"
+    "3. Errors a user can fix raise a subclass of the project's base error with an actionable message.\n"
+    "4. Functions stay under thirty lines; modules under five hundred.\n"
+    "5. Tests are plain pytest functions, parametrized with readable ids, and never sleep.\n"
+    "6. No global state; configuration comes in as frozen dataclasses.\n"
+    "7. Heavy libraries are imported lazily, inside the functions that need them.\n"
+    "8. Public functions carry a one-line docstring that says what they return.\n"
+    "9. Paths are pathlib.Path objects, never strings joined by hand.\n"
+    "10. Answers are short: code first, then at most three sentences.\n\n"
+)
+RULES_ORIGINAL = RULES + (
+    "The user is working on the file {{ file_path }}. Please read the following code very carefully and then "
+    "review it against all of the rules above, listing each problem that you find together with a fix.\n\n"
+    "```{{ language }}\n{{ prefix }}\n```\nReview:"
+)
+RULES_COMPRESSED = RULES + "Review this code from {{ file_path }} against the rules; list each problem with a fix.\n```{{ language }}\n{{ prefix }}\n```\nReview:"
 
 
 def demo_pack() -> Any:
@@ -66,6 +87,7 @@ def demo_pack() -> Any:
 
     specs = [("autocomplete-fim", AUTOCOMPLETE_ORIGINAL, AUTOCOMPLETE_COMPRESSED, ["file_path", "language", "prefix", "suffix"]),
              ("chat-explain", EXPLAIN_ORIGINAL, EXPLAIN_COMPRESSED, ["language", "prefix"]),
+             ("chat-rules-review", RULES_ORIGINAL, RULES_COMPRESSED, ["file_path", "language", "prefix"]),
              ("identity-control", CONTROL, CONTROL, ["file_path", "prefix"])]
     kinds = {"prefix": "code", "suffix": "code", "file_path": "path", "language": "language"}
     templates, prefixes = [], []
@@ -78,10 +100,10 @@ def demo_pack() -> Any:
             prefixes.append(SharedPrefix(id=pid, text=static, tokens=0, template_ids=[tid]))
         templates.append(PackTemplate(
             id=tid, name=name, source=compressed, original_source=original,
-            placeholders=[Placeholder(name=n, type=kinds[n]) for n in names], shared_prefix_id=pid, n_requests=1, share=1 / 3,
+            placeholders=[Placeholder(name=n, type=kinds[n]) for n in names], shared_prefix_id=pid, n_requests=1, share=1 / len(specs),
             static_tokens_before=0, static_tokens_after=0, rendered_tokens_before=0, rendered_tokens_after=0,
             uncached_tokens_after=0, fidelity=1.0, lossy=False))
-    totals = PackTotals(templates=3, requests=3, static_tokens_before=0, static_tokens_after=0, rendered_tokens_before=0,
+    totals = PackTotals(templates=len(templates), requests=len(templates), static_tokens_before=0, static_tokens_after=0, rendered_tokens_before=0,
                         rendered_tokens_after=0, uncached_tokens_after=0, fidelity=1.0)
     return TemplatePack(created_at="2025-01-01T00:00:00Z", logmine_version="0.1.0", tokenizer="SmolLM2-135M-Instruct",
                         embedding_model="all-MiniLM-L6-v2", thresholds=Thresholds(edit_similarity=0.9, semantic_similarity=0.9, min_fidelity=0.9),
