@@ -114,8 +114,8 @@ class FlowsConfig:
             raise OptionError("--ngram-lengths", self.ngram_lengths, "1 <= min <= max <= 8")
         if not 0 < self.min_support <= 1:
             raise OptionError("--min-support", self.min_support, "a share of sessions in (0, 1]")
-        if self.max_pattern_length < 1 or self.min_pattern_length < 1:
-            raise OptionError("--max-length", self.max_pattern_length, "at least 1")
+        if not 1 <= self.min_pattern_length <= self.max_pattern_length:
+            raise OptionError("--max-length", self.max_pattern_length, f"at least 1 and at least the shortest length {self.min_pattern_length}")
         if self.max_gap is not None and self.max_gap < 1:
             raise OptionError("--max-gap", self.max_gap, "at least 1 event")
         if self.window_events is not None and self.window_events < 1:
@@ -283,7 +283,7 @@ def finalize(part: FlowsPartial, config: FlowsConfig, exact: pl.DataFrame | None
         "outcomes": windows.finalize_outcomes(part.outcomes),
         "variants": part.variants.with_columns(
             pl.col("variant").list.len().cast(pl.Int64).alias("length"), (pl.col("sessions") / total).alias("share")
-        ).select("variant", "length", "sessions", "share").sort(["sessions", "length"], descending=[True, False]),
+        ).select("variant", "length", "sessions", "share").sort(["sessions", "length", "variant"], descending=[True, False, False]),
     }
 
 
