@@ -57,7 +57,7 @@ def tables(doc: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
 def run_serve(pack: Path, model: str | None, device: str | None, host: str, port: int, max_batch_size: int,
               max_delay_ms: float, max_queue: int, cache: str, cache_threshold: float, max_tokens: int) -> None:
     """Load the pack and the model, then serve until interrupted."""
-    from logmine_serving.cache import make_cache
+    from logmine_serving.cache import default_embedder, make_cache
     from logmine_serving.scheduler import BatchConfig
     from logmine_serving.server import ServeConfig, create_app, run_server
 
@@ -67,7 +67,10 @@ def run_serve(pack: Path, model: str | None, device: str | None, host: str, port
     if max_delay_ms < 0:
         raise OptionError("--max-delay-ms", max_delay_ms, "0 or more")
     runtime = PackRuntime.load(pack)
-    response_cache = make_cache(cache, threshold=cache_threshold)
+    embedder = default_embedder()
+    response_cache = make_cache(cache, embedder, threshold=cache_threshold)
+    if response_cache is not None:
+        embedder(["warm-up"])  # load the embedding model now, not on the first request
     generator = Generator.load(model, device)
     app = create_app(runtime, generator, BatchConfig(max_batch_size, max_delay_ms, max_queue),
                      ServeConfig(default_max_tokens=max_tokens), response_cache)

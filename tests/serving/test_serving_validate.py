@@ -198,3 +198,14 @@ def test_parse_check_compares_against_the_context(output: str, expected: bool) -
     case = ValidationCase("r", "t", {"prefix": "    x = 1\ndef add(a, b):\n    return ", "suffix": "\n"}, "python", "a.py")
     assert _parses(case, output) is expected
     assert _parses(ValidationCase("r", "t", {"prefix": "hello "}, None, None), "world") is None  # prose: not checked
+
+
+def test_cli_serve_checks_options_and_the_pack_before_loading_a_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pack_dir = write_test_pack(tmp_path / "pack")
+    err = _expect_error(["serve", str(pack_dir), "--max-batch-size", "0"], capsys)
+    assert err == "Error: invalid value for --max-batch-size: 0 (at least 1)\n"
+    err = _expect_error(["serve", str(pack_dir), "--cache", "memcached://x"], capsys)
+    assert err == "Error: invalid value for --cache: 'memcached://x' (none, memory or redis://host:port/db)\n"
+    (pack_dir / "extra.txt").write_text("smuggled")
+    err = _expect_error(["serve", str(pack_dir)], capsys)
+    assert err == f"Error: {pack_dir}: files not in the manifest: extra.txt\n"
