@@ -1,0 +1,172 @@
+"""The pipeline steps that call a stage as a whole: ingest, retention, compress, validate, queries.
+
+The incremental analysis steps (flows, heatmap, templates) live in their own modules.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+
+import polars as pl
+
+from logmine.errors import LogmineError
+from logmine.pipeline import partials as store
+from logmine.pipeline.context import RunContext
+from logmine.pipeline.inputs import InputFile, fingerprint
+from logmine.pipeline.spec import CompressStage, IngestStage, PipelineFileError, ValidateStage
+from logmine.stages.ingest import source_key
+from logmine.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+
+def ensure_workspace(root: Any) -> Workspace:
+    """Open the workspace at ``root``, committing an empty one first if there is none."""
+    ws = Workspace.create(root)
+    if not (ws.root / "manifest.json").is_file():
+        with ws.lock(wait=True):
+            ws = ws.reload()
+            if not (ws.root / "manifest.json").is_file():
+                ws.transaction().commit()
+    return Workspace.open(root)
+
+
+# -- ingest ------------------------------------------------------------------------------------------
+def ingest(ctx: RunContext, stage: IngestStage, files: list[InputFile]) -> dict[str, Any]:
+    """Ingest this run's files (grouped by forced format); unchanged files are skipped by the stage."""
+    from logmine.stages.ingest import IngestConfig
+    from logmine.stages.ingest import ingest as run_ingest
+
+    groups: dict[str | None, list[str]] = {}
+    for f in files:
+        groups.setdefault(f.format, []).append(f.path)
+    totals: Counter[str] = Counter()
+    rejects: Counter[str] = Counter()
+    for fmt, paths in sorted(groups.items(), key=lambda kv: kv[0] or ""):
+        report = run_ingest(paths, ctx.root, IngestConfig(input_format=fmt, force=stage.force), progress=ctx.progress)
+        summary = report.summary()
+        for key in ("files_ingested", "files_skipped", "files_rejected", "lines_read", "lines_accepted", "lines_rejected", "events", "llm_requests"):
+            totals[key] += int(summary[key])
+        rejects.update(summary["rejects_by_reason"])
+    return {**{k: totals[k] for k in ("files_ingested", "files_skipped", "files_rejected", "lines_read", "lines_accepted",
+                                      "lines_rejected", "events", "llm_requests")}, "rejects_by_reason": dict(sorted(rejects.items()))}
+
+
+def input_fingerprints(ctx: RunContext) -> dict[str, str]:
+    """Partition -> hash of its files' paths and content hashes, for partitions with ingested files."""
+    ws = ctx.workspace()
+    known: dict[str, str] = {}
+    if ws.has_table("sources"):
+        known = dict(ws.read("sources").select("path", "sha256").iter_rows())
+    out = {}
+    for key, files in ctx.partitions.items():
+        shas = [(f.path, known.get(f.path)) for f in files]
+        if any(sha for _, sha in shas):
+            out[key] = fingerprint(sorted(shas))
+    return out
+
+
+# -- retention and the partition -> file map ----------------------------------------------------------
+def update_inputs(ctx: RunContext, window_start: str | None) -> dict[str, Any]:
+    """Rewrite ``pipeline_inputs``; drop every row of files whose partition aged out of the window."""
+    ws = ctx.workspace()
+    dropped_files: list[str] = []
+    with ws.lock():
+        ws = ws.reload()
+        known = dict(ws.read("sources").select("path", "sha256").iter_rows()) if ws.has_table("sources") else {}
+        txn = ws.transaction()
+        if window_start and ws.has_table(store.INPUTS_TABLE):
+            old = ws.read(store.INPUTS_TABLE).filter(pl.col("partition") < window_start)
+            dropped_files = sorted(set(old["path"].to_list()))
+            for path in dropped_files:
+                for table in ("events", "llm_requests", "rejects"):
+                    txn.drop_partition(table, source_key(path))
+            if dropped_files and ws.has_table("sources"):
+                txn.replace_table("sources", ws.read("sources").filter(~pl.col("path").is_in(dropped_files)))
+        rows = [{"partition": f.partition, "input": f.input, "path": f.path, "format": f.format, "sha256": known.get(f.path)}
+                for files in ctx.partitions.values() for f in files]
+        txn.replace_table(store.INPUTS_TABLE, pl.DataFrame(rows, schema=store.INPUTS_SCHEMA))
+        txn.commit()
+    return {"window_start": window_start, "files_dropped": len(dropped_files)}
+
+
+# -- compress / export ------------------------------------------------------------------------------
+def compress(ctx: RunContext, stage: CompressStage) -> dict[str, Any]:
+    """Compress the mined templates and publish the pack (atomically) where the pipeline says."""
+    from logmine.stages.compress import CompressConfig
+    from logmine.stages.export import ExportConfig
+    from logmine.stages.export import run as export_run
+
+    ws = ctx.workspace()
+    if not ws.has_table("templates") or ws.scan("templates").select(pl.len()).collect().item() == 0:
+        return {"skipped": "no templates"}
+    embedder, count_tokens, token_ids = _models(ctx, stage)
+    config = ExportConfig(compress=CompressConfig(lossy=stage.lossy), pack_dir=ctx.pipeline.pack_dir,
+                          **({"tokenizer_name": stage.tokenizer} if stage.tokenizer else {}),
+                          **({"embedding_model_name": stage.embedding_model} if stage.embedding_model else {}))
+    result = export_run(ws, embedder, count_tokens, config, ctx.progress, token_ids)
+    return result.summary()
+
+
+def _models(ctx: RunContext, stage: CompressStage) -> tuple[Any, Any, Any]:
+    if "embedder" in ctx.models and "count_tokens" in ctx.models:
+        return ctx.models["embedder"], ctx.models["count_tokens"], ctx.models.get("token_ids")
+    from logmine import models
+
+    tokenizer = models.load_tokenizer(stage.tokenizer)
+
+    def embedder(texts: list[str]) -> Any:
+        return models.embed(texts, stage.embedding_model)
+
+    def count_tokens(texts: list[str]) -> list[int]:
+        return models.count_tokens(texts, tokenizer)
+
+    def token_ids(texts: list[str]) -> list[list[int]]:
+        return tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+
+    return embedder, count_tokens, token_ids
+
+
+# -- serving validation -----------------------------------------------------------------------------
+def validate(ctx: RunContext, stage: ValidateStage) -> dict[str, Any]:
+    from logmine.cli.serving import _serving
+
+    pack = ctx.pipeline.pack_dir
+    if not (pack / "pack.json").is_file():
+        return {"skipped": f"no pack at {pack}"}
+    cli = _serving("cli", "run (validate stage)")
+    doc = cli.run_validate(pack, ctx.root, stage.per_template, stage.max_tokens, stage.model, stage.device, 0, True, False, ctx.progress)
+    return {"total": doc.get("total"), "written": doc.get("written")}
+
+
+# -- extra DuckDB queries ---------------------------------------------------------------------------
+def queries(ctx: RunContext) -> dict[str, Any]:
+    """Run each ``[[queries]]`` SQL file over the workspace views; store its rows as ``query_<name>``."""
+    specs = ctx.pipeline.spec.queries
+    if not specs:
+        return {}
+    import duckdb
+
+    ws = ctx.workspace()
+    frames = {}
+    con = ws.connect(read_only=True)
+    try:
+        for q in specs:
+            path = ctx.pipeline.resolve(q.file)
+            if not path.is_file():
+                raise PipelineFileError(ctx.pipeline.path, f"key 'queries.{q.name}.file': {path} does not exist")
+            try:
+                frames[q.name] = pl.from_arrow(con.execute(path.read_text(encoding="utf-8")).to_arrow_table())
+            except duckdb.Error as exc:
+                raise LogmineError(f"{path}: query {q.name!r} failed: {exc}") from None
+    finally:
+        con.close()
+    with ws.lock():
+        ws = ws.reload()
+        txn = ws.transaction()
+        for name, df in frames.items():
+            txn.replace_table(f"query_{name}", df)  # type: ignore[arg-type]
+        txn.commit()
+    return {name: {"rows": df.height} for name, df in frames.items()}  # type: ignore[union-attr]

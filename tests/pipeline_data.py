@@ -1,0 +1,89 @@
+"""Test data for pipelines: native JSONL logs in date folders, and pipeline files over them.
+
+Each day holds whole sessions (none crosses midnight), assistant requests whose prompts follow
+a few templates, token timings for the heatmap, and a couple of malformed lines to reject.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ACTIONS = ["file.open", "editor.edit", "completion.requested", "completion.shown", "completion.accepted",
+           "completion.rejected", "file.save", "test.run", "build", "vcs.commit"]
+PROMPTS = [
+    "You are a careful coding assistant. Complete the {lang} code in {path}.\n{code}",
+    "Explain what the function {name} in {path} does, in two sentences.",
+    "Write a unit test for {name} using pytest. Keep it short.\nCode:\n{code}",
+]
+COMPLETIONS = [
+    (["x", " =", " \"", "abc", "\"", "\n"], "python"),
+    (["return", " a", " +", " 1", "\n"], "python"),
+    (["let", " n", " =", " 42", ";", "\n"], "javascript"),
+]
+
+
+def day_records(day: str, seed: int, sessions: int = 6) -> list[dict]:
+    """Events and requests of one day: ``sessions`` sessions between 08:00 and 18:00 UTC."""
+    rnd = random.Random(f"{day}:{seed}")
+    start = datetime.fromisoformat(day).replace(hour=8, tzinfo=UTC)
+    out: list[dict] = []
+    for s in range(sessions):
+        sid = f"{day}-s{s}"
+        user = f"user{rnd.randrange(4)}"
+        t = start + timedelta(minutes=rnd.randrange(0, 600))
+        for _ in range(rnd.randrange(5, 14)):
+            t += timedelta(seconds=rnd.uniform(1, 90))
+            out.append({"type": "event", "ts": t.isoformat(), "action": rnd.choice(ACTIONS), "session_id": sid,
+                        "user_id": user, "ide": "vscode", "language": "python"})
+            if rnd.random() < 0.5:
+                out.append(_request(rnd, t, sid, user))
+    return out
+
+
+def _request(rnd: random.Random, t: datetime, sid: str, user: str) -> dict:
+    tokens, lang = rnd.choice(COMPLETIONS)
+    times, clock = [], rnd.uniform(80, 300)
+    for tok in tokens:
+        clock += rnd.uniform(5, 40) * (4 if tok.strip('" ').isalpha() and tok.startswith('"') is False and len(tok) > 3 else 1)
+        times.append(round(clock, 3))
+    prompt = rnd.choice(PROMPTS).format(
+        lang=lang, path=f"src/mod{rnd.randrange(20)}.py", name=f"f{rnd.randrange(50)}",
+        code="def g():\n    return " + str(rnd.randrange(1000)))
+    return {"type": "llm_request", "ts": t.isoformat(), "kind": "completion", "session_id": sid, "user_id": user,
+            "ide": "vscode", "model": rnd.choice(["m-small", "m-large"]), "language": lang, "file_path": "src/a.py",
+            "prompt": prompt, "prefix": "def f():\n    ", "completion": "".join(tokens), "token_texts": tokens,
+            "token_times_ms": times, "accepted": rnd.random() < 0.6}
+
+
+def write_day(logs: Path, day: str, seed: int = 0, bad_lines: int = 1, sessions: int = 6) -> Path:
+    """Write one day's log file (plus ``bad_lines`` malformed lines); return it."""
+    path = logs / day / "native" / "assistant.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(r) for r in day_records(day, seed, sessions)]
+    lines[1:1] = ["{not json"] * bad_lines
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def write_pipeline(dir_: Path, name: str = "test", workspace: str = "ws", extra: str = "") -> Path:
+    """A pipeline file over ``dir_/logs/{date}/native/*.jsonl``."""
+    text = f'''name = "{name}"
+workspace = "{workspace}"
+
+[[inputs]]
+name = "native"
+paths = ["logs/{{date}}/native/*.jsonl"]
+format = "native"
+
+[stages.heatmap]
+html = false
+
+[stages.report]
+enabled = false
+{extra}'''
+    path = dir_ / f"{name}.toml"
+    path.write_text(text)
+    return path
