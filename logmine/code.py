@@ -94,13 +94,13 @@ def detect_language_tree(code: str, max_chars: int = 4000) -> tuple[str | None, 
     best, best_key, best_tree = None, None, None
     for lang in candidates:
         tree = parse(sample, lang)
-        key = (_error_count(tree.root_node), -scores[lang])
+        key = (error_count(tree.root_node), -scores[lang])
         if best_key is None or key < best_key:
             best, best_key, best_tree = lang, key, tree
     return best, best_tree if len(sample) == len(code) else None
 
 
-def _error_count(node: Any, limit: int = 50) -> int:
+def error_count(node: Any, limit: int = 50) -> int:
     """The number of ERROR / MISSING nodes under ``node`` (stops counting at ``limit``)."""
     if not node.has_error:
         return 0

@@ -44,7 +44,11 @@ def heatmap(
     if fmt is OutputFormat.json:
         emit_json(result.to_json())
         return
-    emit_table(f"token latency by type ({result.tokens:,} tokens in {result.measured:,} requests)", result.table_rows(), TABLE_COLUMNS)
+    later = int(result.by_type["count"].sum() or 0)
+    emit_table(f"token latency by type ({later:,} tokens after each request's first, {result.measured:,} requests)",
+               result.table_rows(), TABLE_COLUMNS)
+    if result.ttft_rows():
+        emit_table("time to first token by model", result.ttft_rows())
     if result.granularity:
         stderr.print("requests by timing granularity: " + ", ".join(f"{k} {v}" for k, v in sorted(result.granularity.items())))
     if result.skipped:

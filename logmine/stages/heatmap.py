@@ -52,6 +52,10 @@ VIEWS: dict[str, tuple[str, ...]] = {
     "heatmap_by_hour_model": ("hour", "model"),
 }
 """Aggregate tables and their keys."""
+FIRST_TOKEN_VIEWS = ("heatmap_by_type_position",)
+"""Views that always count each request's first token (in its own position bucket, ``1``).
+The others leave it out unless ``include_first_token``: its latency is the time to first token,
+which measures the prompt, not the token; ``heatmap_ttft`` reports it per model."""
 UNKNOWN = "unknown"
 
 TOKEN_SCHEMA: dict[str, pl.DataType] = {
@@ -75,8 +79,8 @@ SKETCH_SCHEMA: dict[str, pl.DataType] = {
     "position_bucket": pl.String(), "granularity": pl.String(), "bucket": pl.Int32(), "count": pl.Int64(),
     "sum": pl.Float64(),
 }
-_INPUT_COLUMNS = ("request_id", "ts", "kind", "model", "language", "file_path", "prefix", "prompt", "completion",
-                  "token_times_ms", "token_texts")
+_INPUT_COLUMNS = ("request_id", "ts", "kind", "model", "language", "file_path", "prefix", "suffix", "prompt",
+                  "completion", "token_times_ms", "token_texts")
 
 
 def _no_progress(description: str, done: int, total: int) -> None:
@@ -111,6 +115,8 @@ class HeatmapConfig:
     """How many completions the slow-tokens view shows."""
     chunk_fraction: float = 0.5
     """A request is chunk-granular when more than this fraction of its streamed pieces hold several tokens."""
+    include_first_token: bool = False
+    """Count each request's first token (time to first token) in every view, not only type x position."""
 
 
 @dataclass
@@ -155,7 +161,20 @@ class HeatmapResult:
 
     def to_json(self) -> dict[str, Any]:
         return {**self.summary(), "by_type": self.table_rows(),
+                "ttft": self.ttft_rows(),
                 "tables": {name: df.to_dicts() for name, df in self.tables.items() if name != "heatmap_latency_time"}}
+
+    def ttft_rows(self) -> list[dict[str, Any]]:
+        """Time to first token per model (ms)."""
+        return [
+            {"model": r["model"], "requests": r["count"], "mean (ms)": _round(_ms(r["mean_us"])), "p50 (ms)": _round(_ms(r["p50_us"])),
+             "p95 (ms)": _round(_ms(r["p95_us"])), "p99 (ms)": _round(_ms(r["p99_us"]))}
+            for r in self.tables["heatmap_ttft"].iter_rows(named=True)
+        ]
+
+
+def _ms(us: float | None) -> float | None:
+    return None if us is None else us / 1000.0
 
 
 def _round(value: float | None) -> float | None:
@@ -202,7 +221,7 @@ def _measure_one(r: dict[str, Any], chunk_fraction: float, tok: dict[str, list[A
         labels = None
         language = normalise_language(r["language"]) or UNKNOWN
     else:
-        labels = label_tokens(tl.tokens, r["prefix"], r["kind"], r["language"], r["file_path"], r["prompt"])
+        labels = label_tokens(tl.tokens, r["prefix"], r["kind"], r["language"], r["file_path"], r["prompt"], r["suffix"])
         language = labels.language or normalise_language(r["language"]) or ("prose" if labels.language_source == "prose" else UNKNOWN)
     req["request_id"].append(r["request_id"])
     req["day"].append(day)
@@ -247,17 +266,22 @@ def merge_partials(partials: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.LazyFr
     return merge_frames(partials, SKETCH_KEYS)
 
 
-def finalize(sketch: pl.LazyFrame | pl.DataFrame, alpha: float = DEFAULT_ALPHA) -> dict[str, pl.DataFrame]:
+def finalize(sketch: pl.LazyFrame | pl.DataFrame, alpha: float = DEFAULT_ALPHA, include_first_token: bool = False) -> dict[str, pl.DataFrame]:
     """Every aggregate table from a (merged) sketch."""
     names = ("mean", "p50", "p95", "p99")
+    sketch = sketch.lazy()
+    first = pl.col("position_bucket") == "1"
+    later = sketch if include_first_token else sketch.filter(~first)
     tables: dict[str, pl.DataFrame] = {}
     for name, keys in VIEWS.items():
-        table = summarise(sketch, keys, DEFAULT_QUANTILES, alpha, suffix="_us")
+        table = summarise(sketch if name in FIRST_TOKEN_VIEWS else later, keys, DEFAULT_QUANTILES, alpha, suffix="_us")
         tables[name] = table.select(*keys, "count", *[f"{n}_us" for n in names])
+    tables["heatmap_ttft"] = summarise(sketch.filter(first), ["model"], DEFAULT_QUANTILES, alpha, suffix="_us").select(
+        "model", "count", *[f"{n}_us" for n in names])
     by_type = tables["heatmap_by_type"]
     total = by_type["count"].sum() or 1
     chunked = (
-        sketch.lazy().group_by("token_type")
+        later.group_by("token_type")
         .agg((pl.col("count").filter(pl.col("granularity") == "chunk").sum() / pl.col("count").sum()).alias("chunk_share"))
         .collect()
     )
@@ -306,7 +330,7 @@ def heatmap(workspace: Workspace | Path | str, config: HeatmapConfig | None = No
         progress("heatmap", len(plan.compute), len(plan.compute))
         store.write_days(txn, ws, day_rows, plan.gone)
         sketch = _filtered(merge_partials(partials), config)
-        tables = finalize(sketch, config.alpha)
+        tables = finalize(sketch, config.alpha, config.include_first_token)
         for name, table in tables.items():
             txn.replace_table(name, table)
         txn.commit()

@@ -16,7 +16,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from logmine.code import GRAMMARS, detect_language, detect_language_tree, enclosing_category, leaf_spans, parse, resolve_language_source
+from logmine.code import (
+    GRAMMARS,
+    SUPPORTED_LANGUAGES,
+    detect_language,
+    detect_language_tree,
+    enclosing_category,
+    error_count,
+    leaf_spans,
+    parse,
+    resolve_language_source,
+)
 from logmine.formats._base import normalise_language
 
 CODE_KINDS = frozenset({"completion", "edit"})
@@ -46,28 +56,23 @@ def label_tokens(
     language: str | None,
     file_path: str | None,
     prompt: str | None = None,
+    suffix: str | None = None,
 ) -> Labels:
     """Label ``tokens`` (which join up to a prefix of the generated text) for one request.
 
     Without a ``prefix``, the code before the cursor (and a file name or fence language) is
     taken from the raw ``prompt`` when it is a fill-in-the-middle or fenced-code prompt.
+    A response that opens with a code fence is read as Markdown whatever its kind.
     """
     text = "".join(tokens)
-    if kind not in CODE_KINDS and ("```" in text or "~~~" in text or kind == "chat"):
+    fenced = text.lstrip().startswith(("```", "~~~")) or (kind not in CODE_KINDS and ("```" in text or "~~~" in text))
+    if kind == "chat" or fenced:
         return _label_markdown(tokens, text, language, file_path)
     ctx = prompt_context(prompt) if prefix is None and prompt else None
     if ctx is not None:
-        prefix, file_path = ctx.prefix, file_path or ctx.file_path
+        prefix, file_path, suffix = ctx.prefix, file_path or ctx.file_path, suffix or ctx.suffix
     prefix = prefix or ""
-    lang, source = resolve_language_source(language, file_path, None)
-    tree = None
-    if source == "none":
-        fence = normalise_language(ctx.language) if ctx else None
-        if fence in GRAMMARS:
-            lang, source = fence, "prompt"
-        else:
-            lang, tree = detect_language_tree(prefix + text)
-            source = "detected" if lang else "none"
+    lang, source, tree = _choose_language(language, file_path, ctx, prefix + text, suffix or "", kind)
     if lang is None:
         fallback = ("error", UNPARSED) if source == "unsupported" or kind in CODE_KINDS else ("prose", "prose")
         types, nodes = _constant(tokens, *fallback)
@@ -77,6 +82,37 @@ def label_tokens(
     tree = tree or parse(code, lang)
     types, nodes = _assign(tokens, _byte_starts(tokens, lo), tree, leaf_spans(tree, lo))
     return Labels(types, nodes, lang, source, tree.root_node.has_error)
+
+
+def _choose_language(
+    language: str | None, file_path: str | None, ctx: PromptContext | None, code: str, suffix: str, kind: str | None
+) -> tuple[str | None, str, Any | None]:
+    """``(language, source, tree)``: the record's, the extension's, the prompt fence's, else detected
+    from the code (with the suffix after the cursor, and for code kinds the cleanest parse)."""
+    lang, source = resolve_language_source(language, file_path, None)
+    if source != "none":
+        return lang, source, None
+    fence = normalise_language(ctx.language) if ctx else None
+    if fence in GRAMMARS:
+        return fence, "prompt", None
+    lang, tree = detect_language_tree(code)
+    if lang is None and suffix:
+        lang = detect_language(code + suffix)
+    if lang is None and kind in CODE_KINDS:
+        lang = _cleanest_parse(code)
+    return (lang, "detected", tree) if lang else (None, "none", None)
+
+
+def _cleanest_parse(code: str, max_errors: int = 0) -> str | None:
+    """The first grammar that parses a snippet with at most ``max_errors`` errors (none by default)."""
+    sample = code[:2000]
+    best = min(((_errors(sample, lang), i, lang) for i, lang in enumerate(SUPPORTED_LANGUAGES) if lang != "tsx"), default=None)
+    return best[2] if best is not None and best[0] <= max_errors else None
+
+
+def _errors(code: str, language: str) -> int:
+    root = parse(code, language).root_node
+    return 0 if not root.has_error else error_count(root)
 
 
 def _byte_starts(tokens: Sequence[str], base: int = 0) -> list[int]:
@@ -131,6 +167,7 @@ _FIM_OTHER = ("<|fim_suffix|>", "<|fim_middle|>", "<fim_suffix>", "<fim_middle>"
               "<\uff5cfim\u2581end\uff5c>", "<SUF>", "<MID>", "[SUFFIX]", "[MIDDLE]", "<|file_sep|>", "<file_sep>",
               "<|endoftext|>", "<EOT>")
 _PATH_RE = re.compile(r"(?:<\|file_sep\|>|<file_sep>|<filename>|<\|file_name\|>)[ \t]*([^\n<]+?)[ \t]*\n")
+_FIM_SUFFIX = ("<|fim_suffix|>", "<fim_suffix>", "<\uff5cfim\u2581hole\uff5c>", "<SUF>", "[SUFFIX]")
 _HOLES = ("<HOLE>", "{{FILL_HERE}}", "<FILL_ME>")
 _OPEN_FENCE_RE = re.compile(r"^[ \t]*```[ \t]*([\w+#.-]*)[^\n]*\n", re.M)
 
@@ -145,6 +182,8 @@ class PromptContext:
     """A file path named in the prompt (``<file_sep>path``), for the extension."""
     language: str | None
     """The language of the fence the prefix came from."""
+    suffix: str | None = None
+    """The code after the cursor, when the prompt has it (used to detect the language)."""
 
 
 def prompt_context(prompt: str | None) -> PromptContext:
@@ -159,18 +198,31 @@ def prompt_context(prompt: str | None) -> PromptContext:
         if best[1] == "<PRE>" and prefix.startswith(" "):
             prefix = prefix[1:]
         paths = _PATH_RE.findall(prompt[:best[0]])
-        return PromptContext(prefix, paths[-1] if paths else None, None)
+        return PromptContext(prefix, paths[-1] if paths else None, None, _fim_suffix(prompt))
     for hole in _HOLES:  # "complete the code at <HOLE>" prompts: the code before the hole
         at = prompt.find(hole)
         if at >= 0:
             fences = list(_OPEN_FENCE_RE.finditer(prompt, 0, at))
             start = fences[-1] if fences else None
-            return PromptContext(prompt[start.end() if start else 0:at], None, start.group(1) or None if start else None)
+            after = prompt[at + len(hole):]
+            close = after.find("```")
+            return PromptContext(prompt[start.end() if start else 0:at], None, start.group(1) or None if start else None,
+                                 after[:close] if close >= 0 else after)
     fences = list(_OPEN_FENCE_RE.finditer(prompt))
     if len(fences) % 2 == 1:  # an unclosed block at the end: the code the answer continues
         last = fences[-1]
         return PromptContext(prompt[last.end():], None, last.group(1) or None)
     return PromptContext(None, None, None)
+
+
+def _fim_suffix(prompt: str) -> str | None:
+    found = [(prompt.find(m), m) for m in _FIM_SUFFIX]
+    at, marker = max(found, key=lambda pm: pm[0])
+    if at < 0:
+        return None
+    start = at + len(marker)
+    ends = [i for i in (prompt.find(m, start) for m in _FIM_PREFIX + _FIM_OTHER) if i >= 0]
+    return prompt[start:min(ends) if ends else len(prompt)]
 
 
 # -- Markdown answers ----------------------------------------------------------------------------

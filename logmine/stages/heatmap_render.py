@@ -173,6 +173,8 @@ def page_html(
         summary=result.summary(),
         table=result.table_rows(),
         extra=result.by_type.to_dicts(),
+        ttft=result.ttft_rows(),
+        include_first=config.include_first_token,
         charts=charts,
         examples=_examples(examples) if examples is not None else [],
         spec_json=_script_safe(spec_json.replace("</", "<\\/")),
