@@ -6,7 +6,8 @@ It yields exactly the rows, rejects (with their reasons) and line accounting of
 
 * A chunk Polars cannot parse (malformed JSON, invalid UTF-8, a line that is not an object, a
   wrong type in a numeric column) or whose row count differs from its line count (a blank line)
-  is halved until the bad lines sit in pieces of at most :data:`MIN_FAST_LINES`, read per line.
+  is sifted: lines that a cheap orjson check says Polars would choke on are read per line, the
+  rest is parsed again (and, should that fail too, halved down to :data:`MIN_FAST_LINES` lines).
 * Polars reads a number, boolean or object in a string column as its text, so a string value that
   looks like one is trusted only when the raw line shows its key once, followed by a quote; the
   same check tells an epoch-ms ``ts`` number from a string of digits.
@@ -22,7 +23,7 @@ the last one per line.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -49,7 +50,7 @@ from logmine.records import REJECT_OVERSIZED, REQUEST_KINDS, UTC_TS
 CHUNK_BYTES = min(8 << 20, MAX_LINE_BYTES)
 """Bytes read at a time. At most MAX_LINE_BYTES, so only a chunk's first line can be oversized."""
 MIN_FAST_LINES = 64
-"""A piece that fails to parse is halved down to this many lines, then read per line."""
+"""A piece that still fails to parse after sifting is halved down to this many lines, read per line."""
 
 _S, _F, _I = pl.String(), pl.Float64(), pl.Int64()
 READ_SCHEMA: dict[str, pl.DataType] = {
@@ -69,6 +70,14 @@ REQUEST_COLUMNS: dict[str, pl.DataType] = {
     "ttft_ms": _F, "total_ms": _F, "prompt_tokens": _I, "completion_tokens": _I, "token_times_ms": pl.List(_F),
     "token_texts": pl.List(_S), "ide": _S, "attrs": _S, "source_line": _I,
 }
+
+
+def _read_schema() -> dict[str, pl.DataType]:
+    """READ_SCHEMA, but ``token_texts`` as categoricals, which Polars reads strictly: a number in the
+    list fails the parse instead of becoming its text. Fresh categories per chunk are freed with it."""
+    return {**READ_SCHEMA, "token_texts": pl.List(pl.Categorical(pl.Categories.random()))}
+
+
 _STRING_FIELDS = tuple(k for k, v in READ_SCHEMA.items() if v == _S and k not in {"type", "ts", "attrs", "kind"})
 
 # A string value that may be the text Polars made of a number, boolean, object or list.
@@ -186,25 +195,44 @@ class _Chunk:
 
     def read_into(self, batch: Batch) -> None:
         if self.data:
-            self._piece(self.data, self.first)
+            lines = _Lines(self.data)
+            numbers = np.arange(self.first, self.first + lines.count, dtype=np.int64)
+            if not self._fast(lines, numbers):
+                self._sift(lines, numbers)
         batch.lines_read = self.slow.lines_read + self.accepted
         batch.lines_accepted = self.slow.lines_accepted + self.accepted
         batch.rejects = sorted(self.slow.rejects, key=lambda r: r.source_line)
         batch.events = _merge(self.events, self.slow.events, EVENT_COLUMNS)
         batch.requests = _merge(self.requests, self.slow.requests, REQUEST_COLUMNS)
 
-    def _piece(self, data: bytes, first: int) -> None:
-        lines = _Lines(data)
-        if self._fast(lines, first):
+    def _sift(self, lines: _Lines, numbers: np.ndarray) -> None:
+        """After a failed parse: lines Polars would choke on go per line, the rest is parsed again."""
+        readable = [i for i in range(lines.count) if _polars_can_read(lines.raw(i))]
+        keep = np.zeros(lines.count, bool)
+        keep[readable] = True
+        self._per_line(lines, numbers, np.flatnonzero(~keep))
+        if not readable:
             return
-        if lines.count <= MIN_FAST_LINES:
-            native.add_lines(self.slow, ((first + i, lines.raw(i)) for i in range(lines.count)))
-            return
-        mid = int(lines.ends[lines.count // 2 - 1]) + 1
-        self._piece(data[:mid], first)
-        self._piece(data[mid:], first + lines.count // 2)
+        rest = _Lines(b"\n".join(lines.data[lines.starts[i]:lines.ends[i]] for i in readable) + b"\n")
+        if not self._fast(rest, numbers[keep]):
+            self._halve(rest, numbers[keep])
 
-    def _fast(self, lines: _Lines, first: int) -> bool:
+    def _halve(self, lines: _Lines, numbers: np.ndarray) -> None:
+        """The last resort when the sifted lines still fail: halve until the bad ones are isolated."""
+        if lines.count <= MIN_FAST_LINES:
+            self._per_line(lines, numbers, range(lines.count))
+            return
+        half = lines.count // 2
+        mid = int(lines.ends[half - 1]) + 1
+        for part, nums in ((lines.data[:mid], numbers[:half]), (lines.data[mid:], numbers[half:])):
+            piece = _Lines(part)
+            if not self._fast(piece, nums):
+                self._halve(piece, nums)
+
+    def _per_line(self, lines: _Lines, numbers: np.ndarray, rows: Iterable[int]) -> None:
+        native.add_lines(self.slow, ((int(numbers[i]), lines.raw(int(i))) for i in rows))
+
+    def _fast(self, lines: _Lines, numbers: np.ndarray) -> bool:
         """Parse and check ``lines`` with Polars; False when the piece as a whole cannot be parsed."""
         data = lines.data
         if not data.isascii():
@@ -213,14 +241,14 @@ class _Chunk:
             except UnicodeDecodeError:
                 return False
         try:
-            df = pl.read_ndjson(data, schema=READ_SCHEMA)
-        except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - any parse failure: go finer
+            df = pl.read_ndjson(data, schema=_read_schema())
+        except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - any parse failure: sift the lines
             return False
         if df.height != lines.count:
             return False
-        df = df.with_columns(source_line=pl.int_range(first, first + df.height, dtype=pl.Int64))
+        df = df.with_columns(source_line=pl.Series(numbers, dtype=pl.Int64))
         flagged = _uncertain_rows(df, lines)
-        checked = df.with_columns(_ts_value())
+        checked = df.with_columns(_ts_value(df))
         checked = checked.with_columns(_checks(checked))
         ok = checked["ok"].to_numpy() & ~flagged
         attrs, ok = _canonical_attrs(checked["attrs"], ok, lines)
@@ -229,8 +257,41 @@ class _Chunk:
         self.accepted += good.height
         self.events.append(good.filter(pl.col("type") == "event").select(_event_exprs()))
         self.requests.append(good.filter(pl.col("type") == "llm_request").select(_request_exprs()))
-        native.add_lines(self.slow, ((first + int(i), lines.raw(int(i))) for i in np.flatnonzero(~ok)))
+        self._per_line(lines, numbers, np.flatnonzero(~ok))
         return True
+
+
+_FLOATS = ("duration_ms", "ttft_ms", "total_ms")
+_INTS = ("prompt_tokens", "completion_tokens")
+
+
+def _polars_can_read(raw: bytes) -> bool:
+    """Whether ``pl.read_ndjson`` reads this line with READ_SCHEMA: a cheap mirror of its rules.
+
+    Wrong answers only cost time: a line wrongly deemed readable makes the re-parse fail (then
+    :meth:`_Chunk._halve` isolates it); one wrongly deemed unreadable is read per line.
+    """
+    if not raw.strip():
+        return False
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    if type(obj) is not dict:
+        return False
+    for key in _FLOATS:
+        if obj.get(key) is not None and type(obj[key]) not in (int, float):
+            return False
+    for key in _INTS:
+        value = obj.get(key)
+        if value is not None and not (type(value) is int and -(2**63) <= value < 2**63):
+            return False
+    accepted, times, texts = obj.get("accepted"), obj.get("token_times_ms"), obj.get("token_texts")
+    if accepted is not None and type(accepted) is not bool:
+        return False
+    if texts is not None and not (type(texts) is list and all(t is None or type(t) is str for t in texts)):
+        return False
+    return times is None or (type(times) is list and all(t is None or type(t) in (int, float) for t in times))
 
 
 class _Lines:
@@ -274,13 +335,12 @@ def _uncertain_rows(df: pl.DataFrame, lines: _Lines) -> np.ndarray:
         if rows.len():
             raw = lines.column().gather(rows)
             flagged[rows.filter(~_was_string(raw, name) if name != "ts" else _maybe_digit_string(raw)).to_numpy()] = True
-    if df["token_texts"].null_count() < df.height:
-        texts = df.select(
-            pl.col("token_texts").list.eval(pl.element().is_null() | pl.element().str.contains(_SUSPECT)).list.any()
-        ).to_series().fill_null(False)
-        flagged |= texts.to_numpy()
-    if b"\\u" in lines.data:  # surrogate escapes: Polars does not reject lone ones as orjson does
-        flagged |= lines.column().str.contains(r"\\u[dD][89abAB]").to_numpy()
+    if df["token_texts"].null_count() < df.height:  # a null among the texts is a reject
+        texts = pl.col("token_texts")
+        gaps = df.select((texts.list.len() != texts.list.drop_nulls().list.len()).fill_null(False)).to_series()
+        flagged |= gaps.to_numpy()
+    # surrogate escapes: Polars does not reject lone ones as orjson does
+    flagged |= lines.column().str.contains(r"\\u[dD][89abAB]").to_numpy()
     return flagged
 
 
@@ -310,18 +370,28 @@ def _latency_ok(name: str) -> pl.Expr:
     return col.is_null() | ((col >= 0) & (col <= MAX_LATENCY_MS))
 
 
-def _ts_value() -> pl.Expr:
-    """``ts`` as the per-line reader parses it, for the ISO 8601 forms and epoch ms it surely agrees on."""
+def _ts_value(df: pl.DataFrame) -> pl.Expr:
+    """``ts`` as the per-line reader parses it, for the ISO 8601 forms and epoch ms it surely agrees on.
+
+    Only the parsers the chunk needs are run (a when/then chain evaluates every branch in full).
+    """
     ts = pl.col("ts")
-    iso = ts.str.replace("Z$", "+00:00")
-    iso = pl.when(iso.str.contains("[+-][0-9]{2}:[0-9]{2}$")).then(iso).otherwise(iso + "+00:00")
-    return (
-        pl.when(ts.str.contains(_ISO_TS))
-        .then(iso.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", time_unit="us", time_zone="UTC", strict=False))
-        .when(ts.str.contains(_MS_TS))
-        .then(pl.from_epoch(ts.cast(pl.Int64, strict=False), time_unit="ms").dt.replace_time_zone("UTC").cast(UTC_TS))
-        .alias("ts_value")
+    kinds = df.select(
+        iso=ts.str.contains(_ISO_TS).fill_null(False),
+        zoned=ts.str.contains(r"(?:Z|[+-][0-9]{2}:[0-9]{2})$").fill_null(False),
+        ms=ts.str.contains(_MS_TS).fill_null(False),
     )
+    value = pl.lit(None, dtype=UTC_TS)
+    if kinds["ms"].any():
+        epoch = pl.from_epoch(ts.cast(pl.Int64, strict=False), time_unit="ms").dt.replace_time_zone("UTC").cast(UTC_TS)
+        value = pl.when(kinds["ms"]).then(epoch).otherwise(value)
+    if (kinds["iso"] & ~kinds["zoned"]).any():
+        naive = ts.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", time_unit="us", strict=False).dt.replace_time_zone("UTC")
+        value = pl.when(kinds["iso"] & ~kinds["zoned"]).then(naive).otherwise(value)
+    if (kinds["iso"] & kinds["zoned"]).any():
+        zoned = ts.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", time_unit="us", time_zone="UTC", strict=False)
+        value = pl.when(kinds["iso"] & kinds["zoned"]).then(zoned).otherwise(value)
+    return value.alias("ts_value")
 
 
 def _checks(df: pl.DataFrame) -> pl.Expr:
