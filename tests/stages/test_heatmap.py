@@ -262,3 +262,16 @@ def test_page_for_an_empty_window() -> None:
     assert chart_specs(result, config.alpha) == {}
     page = page_html(result, {}, None, config, bundle="window.vegaEmbed = () => Promise.resolve();")
     assert "No measured tokens in this window." in page and 'data-charts="0"' in page
+
+
+def test_first_tokens_are_time_to_first_token(planted: Path) -> None:
+    default = heatmap(planted, QUIET)
+    tokens = Workspace.open(planted).read("heatmap_tokens")
+    assert default.by_type["count"].sum() == tokens.height - default.measured
+    ttft = default.tables["heatmap_ttft"]
+    firsts = tokens.filter(pl.col("position") == 1)
+    assert dict(zip(ttft["model"], ttft["count"])) == dict(firsts.group_by("model").len().iter_rows())
+    first_col = default.tables["heatmap_by_type_position"].filter(pl.col("position_bucket") == "1")["count"].sum()
+    assert first_col == default.measured
+    everything = heatmap(planted, HeatmapConfig(html=False, png=False, include_first_token=True))
+    assert everything.by_type["count"].sum() == tokens.height

@@ -107,3 +107,18 @@ def test_prefix_and_language_from_the_prompt_when_the_log_has_neither() -> None:
     assert labels.token_types == ["string", "string", "whitespace"]
     fenced = label_tokens(["1", ")"], None, "completion", None, None, "```python\nprint(")
     assert (fenced.language, fenced.language_source, fenced.token_types) == ("python", "prompt", ["number", "punctuation"])
+
+
+def test_fenced_edit_answer_is_markdown() -> None:
+    labels = label_tokens(["```", "java", "\n", "int", " x", ";", "\n", "```"], "class A {", "edit", "java", None)
+    assert labels.token_types == ["prose", "prose", "whitespace", "keyword", "identifier", "punctuation", "whitespace", "prose"]
+
+
+def test_language_from_the_suffix_or_the_cleanest_parse() -> None:
+    suffix = "\n\ndef main():\n    import sys\n    return 0\n"
+    by_suffix = label_tokens(["Some", " docs", "."], "x = 1\n# ", "completion", None, None, None, suffix)
+    assert (by_suffix.language, by_suffix.language_source) == ("python", "detected")
+    assert by_suffix.token_types == ["comment", "comment", "comment"]
+    clean = label_tokens(["n", " =", " sum", "(", "x", " for", " x", " in", " xs", ")"], None, "completion", None, None)
+    assert (clean.language, clean.language_source) == ("python", "detected")
+    assert clean.token_types[:3] == ["identifier", "operator", "identifier"] and clean.token_types[5] == "keyword"
