@@ -139,7 +139,7 @@ def demo_cases(runtime: Any, per_template: int) -> dict[str, list[Any]]:
 
 
 # -- sections ----------------------------------------------------------------------------------
-def bench_render(n: int) -> dict[str, Any]:
+def bench_render(n: int, rounds: int = 5) -> dict[str, Any]:
     import jinja2
 
     from logmine_serving.render import SafeRenderer
@@ -160,17 +160,19 @@ def bench_render(n: int) -> dict[str, Any]:
         "peer: regex substitution (no checks)": regex_render,
     }
     expected = plain.render(windows[0])
-    results = {}
+    results: dict[str, float] = {}
     for name, fn in runners.items():
         assert fn(windows[0]) == expected, name
-        start = time.perf_counter()
-        for i in range(n):
-            fn(windows[i % len(windows)])
-        results[name] = n / (time.perf_counter() - start)
+    for _round in range(rounds):  # interleaved rounds, best of each: the dev box is shared and noisy
+        for name, fn in runners.items():
+            start = time.perf_counter()
+            for i in range(n):
+                fn(windows[i % len(windows)])
+            results[name] = max(results.get(name, 0.0), n / (time.perf_counter() - start))
     base = results["peer: jinja2.Environment (no sandbox, no checks)"]
     rows = [{"renderer": k, "prompts_per_s": round(v), "ratio_vs_plain_jinja2": round(v / base, 3)} for k, v in results.items()]
     mean_chars = statistics.fmean(len(plain.render(w)) for w in windows)
-    return {"renders": n, "template_chars": len(AUTOCOMPLETE_COMPRESSED), "mean_prompt_chars": round(mean_chars), "rows": rows}
+    return {"renders": n, "rounds": rounds, "template_chars": len(AUTOCOMPLETE_COMPRESSED), "mean_prompt_chars": round(mean_chars), "rows": rows}
 
 
 def bench_prefix(runtime: Any, generator: Any, cases: dict[str, list[Any]], max_tokens: int) -> dict[str, Any]:
@@ -363,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
                                        "threads": args.threads, "argv": sys.argv[1:]}}
     if "render" in sections:
         results["render"] = bench_render(args.render_n)
-        print_table(f"render: {args.render_n:,} prompts, one core", results["render"]["rows"])
+        print_table(f"render: {args.render_n:,} prompts x 5 interleaved rounds (best), one core", results["render"]["rows"])
     if sections & {"prefix", "validate", "load"}:
         import torch
 
