@@ -41,7 +41,7 @@ def _imports() -> tuple[Any, Any]:
         import altair as alt
         import vl_convert as vlc
     except ImportError as exc:  # pragma: no cover - the viz extra is missing
-        raise MissingDependencyError(exc.name or "altair", "viz", "rendering heatmaps") from exc
+        raise MissingDependencyError(exc.name or "altair", "viz", "rendering heatmaps (or run with --no-png --no-html)") from exc
     return alt, vlc
 
 
