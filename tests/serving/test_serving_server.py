@@ -229,10 +229,10 @@ def _redis_server_binary() -> str | None:
         return found
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     try:
-        subprocess.run(["apt-get", "install", "-y", "-q", "redis-server"], env=env, capture_output=True, timeout=300, check=False)
+        subprocess.run(["apt-get", "install", "-y", "-q", "redis-server"], env=env, capture_output=True, timeout=120, check=False)
         if not shutil.which("redis-server"):
-            subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, timeout=300, check=False)
-            subprocess.run(["apt-get", "install", "-y", "-q", "redis-server"], env=env, capture_output=True, timeout=300, check=False)
+            subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, timeout=120, check=False)
+            subprocess.run(["apt-get", "install", "-y", "-q", "redis-server"], env=env, capture_output=True, timeout=120, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return shutil.which("redis-server")
