@@ -118,8 +118,13 @@ class RedisCache:
             from logmine_serving.errors import require_server
 
             redis = require_server("redis", "the Redis response cache")
-            client = redis.Redis.from_url(url)
-            client.ping()
+            try:
+                client = redis.Redis.from_url(url)
+                client.ping()
+            except (redis.RedisError, ValueError) as exc:
+                from logmine.errors import OptionError
+
+                raise OptionError("--cache", url, f"cannot reach Redis there: {exc}") from exc
         self.client, self.embedder, self.threshold = client, embedder, threshold
         self.max_entries, self.ns = max_entries, namespace
 

@@ -297,3 +297,11 @@ def test_unknown_cache_spec_is_an_option_error() -> None:
     with pytest.raises(OptionError, match="--cache"):
         make_cache("memcached://x", trigram_embedder)
     assert make_cache("none") is None
+
+
+def test_unreachable_redis_is_an_option_error() -> None:
+    pytest.importorskip("redis")
+    from logmine.errors import OptionError
+
+    with pytest.raises(OptionError, match="cannot reach Redis"):
+        make_cache(f"redis://127.0.0.1:{_free_port()}/0", trigram_embedder)
