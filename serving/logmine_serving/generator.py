@@ -147,8 +147,8 @@ class Generator:
                  prefix: PrefixEntry | None = None, max_new_tokens: Sequence[int] | None = None) -> list[SequenceResult]:
         """Generate for every prompt in one batch; return each sequence's result."""
         results: list[SequenceResult] = []
-        for event in self.stream(prompts, config, prefix, max_new_tokens, results):
-            del event
+        for _event in self.stream(prompts, config, prefix, max_new_tokens, results):
+            pass
         return results
 
     def stream(self, prompts: Sequence[str | list[int]], config: GenerationConfig | None = None,
@@ -237,9 +237,8 @@ class Generator:
             step_input = next_ids.unsqueeze(-1)
             mask = torch.cat([mask, torch.ones((batch, 1), dtype=mask.dtype, device=dev)], dim=-1)
             positions = positions[:, -1:] + 1
-        for i, res in enumerate(results):
+        for res in results:
             res.text = self.decode(res.token_ids)
-            del i
 
     def _text_delta(self, res: SequenceResult, texts: list[str], i: int) -> str:
         """The new text of sequence ``i`` (held back while it ends in a partial UTF-8 character)."""
