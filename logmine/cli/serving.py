@@ -56,6 +56,10 @@ def validate(
 ) -> None:
     """Replay logged requests through a pack's original and compressed templates: same output, faster?
 
+    Per template and in total: exact match, edit similarity, whether code outputs parse, prompt
+    tokens, TTFT, inter-token latency p50/p90/p99 and tokens/s for both prompts and their ratio.
+    --format json prints {"templates": [one record per template], "total", "config", "written"}.
+
     Example: logmine validate out/pack --workspace out/ -n 5 --format json
     """
     cli = _serving("cli", "validate")
