@@ -1,47 +1,61 @@
 """Context trimming for code slots: keep the most useful top-level units within a token budget.
 
-A code context (the prefix before the cursor, the suffix after it, or declarations) is split
-into top-level units from a tree-sitter parse (imports, classes, functions, statements). Each
-unit gets::
+A code context (the prefix before the cursor, the suffix after it, or declarations) is cut
+into units from a tree-sitter parse (:mod:`logmine.stages.trim_units`: imports, classes,
+functions, statements; a class enclosing the cursor is opened into its members). Each unit
+off the cursor's path gets::
 
-    score = 0.7 * importance + 0.3 * recency
+    score = ast_weight * importance + (1 - ast_weight) * recency      (0.7 / 0.3)
 
-- importance: the unit's kind (imports and definitions over loose statements), whether it
-  encloses the cursor (always kept), and whether it defines a name that the code near the
-  cursor uses;
-- recency: least-recently-used decay over the files recently edited or opened (from the
-  ``events`` table, before the request), times the unit's proximity to the cursor.
+- importance: the unit's kind (imports and definitions over loose statements), plus whether it
+  defines a name the code near the cursor uses (the last ``near_lines`` lines, then the rest
+  of the unit enclosing the cursor; ``self.m(`` / ``this.m(`` count for the member ``m``);
+- recency: least-recently-used decay over the files the session edited or opened before the
+  request (the ``events`` table, :func:`recent_files`) and over the symbols it edited
+  recently (the units enclosing its earlier cursors in the file).
 
-Units are taken best score first while they fit the budget, then emitted in source order.
-The pure core is :func:`trim`; :func:`evaluate` measures F1 of kept units against the units
-the logged completion actually references, beside the "keep the nearest lines" baseline.
+The cursor's path (the unit enclosing the cursor, and the headers of the classes around it)
+is always kept; other units are kept best score first while they fit the budget and score
+at least ``min_score`` (padding the budget with unrelated code costs tokens and precision).
+Kept units are emitted in source order; adjacent units keep the whitespace between them.
+
+:func:`evaluate` measures F1 of the kept units against the units the logged completion
+references (the units off the cursor's path that define an identifier it uses), beside the
+"keep the nearest lines" baseline at the same budget.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from logmine.code import GRAMMARS, parse
+from logmine.stages.trim_units import (
+    _C_STRIP,
+    IDENT,
+    STRIP,
+    Outline,
+    Unit,
+    UnitParser,
+    code_only,
+    count_tokens,
+    open_delimiter,
+    outline,
+    place_cursor,
+    supported,
+)
 
-IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-TOKEN = re.compile(r"\w+|[^\w\s]")
+__all__ = [
+    "TrimConfig", "TrimResult", "Trimmer", "TrimmedSlots", "Unit", "count_tokens", "evaluate", "f1", "identifiers",
+    "nearest_lines", "recent_files", "references", "referenced_units", "trim", "trim_slots", "uses",
+]
 
-# Node kinds per class of unit, across the supported grammars.
-IMPORT_KINDS = frozenset({
-    "import_statement", "import_from_statement", "future_import_statement", "import_declaration",
-    "use_declaration", "extern_crate_declaration", "package_clause", "package_declaration",
-})
-DEFINITION_KINDS = frozenset({
-    "function_definition", "class_definition", "decorated_definition", "function_declaration",
-    "method_declaration", "class_declaration", "interface_declaration", "enum_declaration",
-    "type_alias_declaration", "lexical_declaration", "variable_declaration", "export_statement",
-    "function_item", "struct_item", "enum_item", "impl_item", "trait_item", "const_item", "static_item",
-    "mod_item", "type_item", "macro_definition", "type_declaration", "const_declaration", "var_declaration",
-    "record_declaration", "generator_function_declaration", "abstract_class_declaration",
-})
-KIND_WEIGHT = {"import": 0.5, "definition": 0.4, "statement": 0.2, "comment": 0.05}
+BARE = re.compile(r"(?<![\w$.])(?<!->)(?<!::)[A-Za-z_$][\w$]*")
+ATTR = re.compile(r"(?:\.|->|::)([A-Za-z_$][\w$]*)")
+PARTIAL = re.compile(r"(?:\.|->|::)?[\w$]*$")
+"""The identifier being typed at the cursor, with the ``.`` / ``->`` / ``::`` before it."""
+KIND_WEIGHT = {"import": 0.3, "definition": 0.25, "statement": 0.1, "comment": 0.0, "fragment": 0.0}
 
 
 @dataclass(frozen=True)
@@ -49,319 +63,481 @@ class TrimConfig:
     """Options of context trimming."""
 
     budget_tokens: int = 256
-    """Token budget for the trimmed context (approximate tokens: words and punctuation)."""
+    """Token budget of the prefix slot (approximate tokens: words and punctuation)."""
+    suffix_budget_tokens: int = 128
+    """Token budget of the suffix slot."""
+    declarations_budget_tokens: int = 256
+    """Token budget of the declarations slot."""
     ast_weight: float = 0.7
     """Weight of AST importance in the score (recency gets the rest)."""
-    near_lines: int = 12
-    """Lines before the cursor whose identifiers count as 'used near the cursor'."""
+    near_lines: int = 8
+    """Lines up to the cursor whose identifiers count as 'used near the cursor'."""
+    near_weight: float = 0.7
+    """Importance a unit gains when it defines a name used near the cursor."""
+    unit_weight: float = 0.3
+    """Importance a unit gains when it defines a name used elsewhere in the unit enclosing the cursor."""
     lru_decay: float = 0.5
-    """Recency factor per step back in the least-recently-used file list."""
+    """Recency factor per step back in a least-recently-used list (files, symbols)."""
+    partial_weight: float = 0.9
+    """Importance a unit gains when it defines a name starting with the identifier typed at the cursor
+    (only when at most ``partial_matches`` units do)."""
+    partial_matches: int = 3
+    """How many units may match the identifier at the cursor for the match to count."""
+    use_decay: float = 0.8
+    """Recency factor per unit between the cursor and the latest code using a unit's names."""
+    max_kept: int = 3
+    """Keep at most this many units off the cursor's path (0: no cap beyond budget and min_score)."""
     min_score: float = 0.45
     """Units scoring below this are not kept even when the budget has room."""
 
 
-@dataclass(frozen=True)
-class Unit:
-    """A top-level unit of a code context."""
-
-    start: int  # byte offsets into the context
-    end: int
-    kind: str  # import | definition | statement | comment
-    node_type: str
-    defines: frozenset[str]
-    tokens: int
-
-
 @dataclass
 class TrimResult:
-    """The trimmed text and which units were kept."""
+    """The trimmed text, the units of the context and which were kept."""
 
     text: str
     units: list[Unit]
     kept: list[int] = field(default_factory=list)
     path: set[int] = field(default_factory=set)
+    tokens: int = 0
+    original_tokens: int = 0
 
 
-def count_tokens(text: str) -> int:
-    return len(TOKEN.findall(text))
+@dataclass(frozen=True)
+class TrimmedSlots:
+    """Trimmed slot values of one request and their token counts before and after."""
+
+    values: dict[str, str]
+    tokens_before: dict[str, int]
+    tokens_after: dict[str, int]
 
 
-CONTAINER_KINDS = frozenset({
-    "class_definition", "decorated_definition", "class_declaration", "interface_declaration", "impl_item",
-    "trait_item", "mod_item", "abstract_class_declaration", "export_statement", "enum_declaration",
-})
-BODY_KINDS = frozenset({"block", "class_body", "declaration_list", "interface_body", "enum_body", "field_declaration_list"})
-
-
-class ContextParser:
-    """Parses contexts with tree-sitter, reusing each file's previous tree (incremental parsing).
-
-    Autocomplete logs hold many requests per file as the user types: consecutive contexts differ
-    by a few bytes, and tree-sitter re-parses only the edited region when given the old tree.
-    """
-
-    def __init__(self, max_files: int = 256) -> None:
-        self.trees: dict[tuple[str, str], tuple[bytes, object]] = {}
-        self.max_files = max_files
-
-    def parse(self, data: bytes, language: str, key: str | None = None) -> object:
-        from logmine.code import get_parser
-
-        parser = get_parser(language)
-        if key is None:
-            return parser.parse(data)
-        cache_key = (language, key)
-        old = self.trees.pop(cache_key, None)
-        if old is None:
-            tree = parser.parse(data)
-        else:
-            tree = parser.parse(data, _edit(old[1], old[0], data))
-        self.trees[cache_key] = (data, tree)
-        if len(self.trees) > self.max_files:
-            self.trees.pop(next(iter(self.trees)))
-        return tree
-
-
-def _edit(tree, old: bytes, new: bytes):  # noqa: ANN001, ANN202 - tree-sitter types
-    """Tell ``tree`` about the single edit that turns ``old`` into ``new`` (common prefix/suffix)."""
-    from tree_sitter import Point
-
-    n = min(len(old), len(new))
-    start = 0
-    step = 4096
-    while start < n and old[start : start + step] == new[start : start + step]:
-        start += step
-    start = min(start, n)
-    while start > 0 and old[:start] != new[:start]:
-        start -= 1
-    while start < n and old[start] == new[start]:
-        start += 1
-    tail = 0
-    while tail < n - start and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]:
-        tail += 1
-    old_end, new_end = len(old) - tail, len(new) - tail
-
-    def point(data: bytes, pos: int) -> Point:
-        row = data.count(b"\n", 0, pos)
-        return Point(row, pos - (data.rfind(b"\n", 0, pos) + 1))
-
-    tree.edit(start, old_end, new_end, point(old, start), point(old, old_end), point(new, new_end))
-    return tree
-
-
-def units_of(code: str | bytes, language: str, parser: ContextParser | None = None, key: str | None = None) -> tuple[list[Unit], set[int]]:
-    """Units of a prefix context and the indices on the cursor's path (always kept).
-
-    Top-level children of the parse, except that a container enclosing the cursor (a class,
-    an impl block) is opened: its header joins the cursor path and its members become units.
-    An unsupported language falls back to one unit per line.
-    """
-    data = code.encode("utf-8") if isinstance(code, str) else code
-    if language not in GRAMMARS:
-        units = _line_units(data)
-        return units, {len(units) - 1} if units else set()
-    tree = (parser or _DEFAULT_PARSER).parse(data, language, key)
-    units: list[Unit] = []
-    path: set[int] = set()
-    nodes = list(tree.root_node.children)
-    while nodes:
-        for node in nodes[:-1]:
-            units.append(_unit(node, data))
-        last = nodes[-1]
-        body = _container_body(last)
-        if body is None:
-            path.add(len(units))
-            units.append(_unit(last, data))
-            break
-        path.add(len(units))
-        header = data[last.start_byte : body.start_byte]
-        units.append(Unit(last.start_byte, body.start_byte, "definition", last.type, _defined_names(last, header), count_tokens(header.decode("utf-8", "replace"))))
-        nodes = [c for c in body.children if c.is_named or c.type not in {"{", "}", ":"}]
-        if not nodes:
-            break
-    return units, path
-
-
-def _container_body(node):  # noqa: ANN001, ANN202
-    inner = node
-    while inner.type in {"decorated_definition", "export_statement"} and inner.named_child_count:
-        inner = inner.named_children[-1]
-    if inner.type not in CONTAINER_KINDS:
-        return None
-    body = inner.child_by_field_name("body")
-    return body if body is not None and body.type in BODY_KINDS else None
-
-
-def _unit(node, data: bytes) -> Unit:  # noqa: ANN001
-    text = data[node.start_byte : node.end_byte]
-    return Unit(node.start_byte, node.end_byte, _classify(node.type), node.type, _defined_names(node, text),
-                count_tokens(text.decode("utf-8", "replace")))
-
-
-def _classify(node_type: str) -> str:
-    if node_type in IMPORT_KINDS:
-        return "import"
-    if node_type in DEFINITION_KINDS:
-        return "definition"
-    if "comment" in node_type:
-        return "comment"
-    return "statement"
-
-
-ASSIGN_KINDS = frozenset({"expression_statement", "lexical_declaration", "variable_declaration", "const_declaration",
-                          "var_declaration", "short_var_declaration", "assignment", "let_declaration"})
-_STRINGS_COMMENTS = re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|`[^`]*`|#[^\n]*|//[^\n]*|/\*[\s\S]*?\*/")
-_ASSIGN = re.compile(r"^([^=\n]*?)(?<![=!<>:+\-*/%&|^])=(?!=)")
-_IMPORT_NAMES = re.compile(r"\bimport\s+(.+)$|^\s*use\s+(.+?);", re.S)
-
-
-def identifiers(text: str) -> set[str]:
+def identifiers(text: str, language: str | None = None) -> set[str]:
     """Identifiers of code text, outside strings and comments."""
-    return set(IDENT.findall(_STRINGS_COMMENTS.sub(" ", text)))
+    return set(IDENT.findall(code_only(text, language)))
 
 
-def _defined_names(node, text: bytes) -> frozenset[str]:  # noqa: ANN001 - a tree-sitter node
-    """Names a unit defines: its ``name`` field(s), names an import binds, left sides of assignments,
-    and the members of a class-like body."""
-    names: set[str] = set()
-    inner = node
-    while True:
-        name = inner.child_by_field_name("name")
-        if name is not None:
-            names.add(name.text.decode("utf-8", "replace"))
-        if inner.type in {"decorated_definition", "export_statement"} and inner.named_child_count:
-            inner = inner.named_children[-1]
-            continue
-        break
-    decoded = text.decode("utf-8", "replace")
-    if node.type in IMPORT_KINDS:
-        names |= _import_bindings(decoded)
-    elif inner.type in ASSIGN_KINDS:
-        m = _ASSIGN.match(_STRINGS_COMMENTS.sub(" ", decoded))
-        if m:
-            names |= set(IDENT.findall(m.group(1))) - {"const", "let", "var", "mut", "pub", "static", "final"}
-    body = _container_body(node)
-    for child in body.named_children if body is not None else ():
-        sub = child
-        while sub.type in {"decorated_definition", "export_statement"} and sub.named_child_count:
-            sub = sub.named_children[-1]
-        n = sub.child_by_field_name("name")
-        if n is not None:
-            names.add(n.text.decode("utf-8", "replace"))
-    return frozenset(names)
+def uses(text: str, language: str | None = None) -> tuple[set[str], set[str]]:
+    """``(bare, attributes)``: identifiers used bare, and those used after ``.`` / ``->`` / ``::``."""
+    return _split_uses(code_only(text, language))
 
 
-def _import_bindings(text: str) -> set[str]:
-    """Names bound by an import/use statement: aliases, imported names, a module's first component."""
-    text = _STRINGS_COMMENTS.sub(" ", text) if "from" in text or "use" in text else text
-    m = _IMPORT_NAMES.search(text)
-    if not m:
-        return set()
-    body = (m.group(1) or m.group(2) or "").replace("(", " ").replace(")", " ").replace("{", ",").replace("}", ",")
-    out = set()
-    for part in body.split(","):
-        words = IDENT.findall(part.split(" from ")[0])
-        if not words:
-            continue
-        if " as " in part:
-            out.add(words[-1])
-        elif text.lstrip().startswith("import ") and "." in part and "from" not in text:
-            out.add(words[0])
+def _split_uses(code: str) -> tuple[set[str], set[str]]:
+    return set(BARE.findall(code)), set(ATTR.findall(code))
+
+
+def _keep_lines(rx: re.Pattern[str]) -> Callable[[str], str]:
+    """Blank strings and comments out, keeping offsets (newlines stay)."""
+    def blank(text: str) -> str:
+        return rx.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+    return blank
+
+
+_C_KEEP = _keep_lines(_C_STRIP)
+STRIP_KEEP = {lang: _keep_lines(rx) for lang, rx in STRIP.items()}
+
+
+def completion_uses(prefix: str, completion: str, language: str | None = None) -> tuple[set[str], set[str]]:
+    """Identifiers the completion uses, read in the state the prefix leaves (inside a docstring,
+    a comment or a string, the completion's text up to the closing delimiter is not code)."""
+    tail = prefix[prefix.rfind("\n", 0, max(0, len(prefix) - 4000)) + 1 :] if len(prefix) > 4000 else prefix
+    opener = open_delimiter(tail, language)
+    if not opener and completion[:1].isidentifier() or completion[:1].isdigit():
+        opener = PARTIAL.search(tail).group()  # the identifier the cursor splits is the completion's too
+    return uses(opener + completion, language)
+
+
+def references(u: Unit, bare: set[str], attrs: set[str]) -> bool:
+    """Whether code using ``bare`` names and ``attrs`` members refers to something ``u`` defines."""
+    return not u.defines.isdisjoint(bare) or (bool(u.members) and not u.members.isdisjoint(attrs))
+
+
+class Trimmer:
+    """Trims contexts, caching parses: reuse one per stream of requests (per process).
+
+    Consecutive requests of a file share most of their context: the complete lines' outline
+    is cached by content, and each file's last parsed segment is re-parsed incrementally.
+    """
+
+    def __init__(self, config: TrimConfig | None = None, count: Callable[[str], int] | None = None,
+                 max_outlines: int = 2048, cache: bool = True) -> None:
+        self.config = config or TrimConfig()
+        self.parser = UnitParser(max_segments=4096 if cache else 0)
+        self.parser.incremental = cache
+        self.count = count or count_tokens
+        self.outlines: OrderedDict[tuple, tuple[Outline, dict]] = OrderedDict()
+        self.max_outlines = max_outlines
+        self.symbols: OrderedDict[tuple, list[str]] = OrderedDict()
+
+    # -- the three slots ------------------------------------------------------------------------
+    def prefix(self, code: str, language: str | None, file_path: str | None = None,
+               recent_files: Sequence[str] = (), recent_symbols: Sequence[str] = (),
+               budget: int | None = None) -> TrimResult:
+        """Trim a prefix (cursor at its end)."""
+        budget = self.config.budget_tokens if budget is None else budget
+        data = code.encode("utf-8")
+        units, path, memo = self.layout(data, language, file_path)
+        if not units:
+            return TrimResult(code, [], [], set(), 0, 0)
+        near, whole = self._uses(data, units, path, memo, language)
+        file_factor = lru_factor(recent_files, file_path, self.config.lru_decay)
+        later = memo.get(("later", len(units), tuple(path)))
+        if later is None:
+            later = memo[("later", len(units), tuple(path))] = last_uses(units, set(path))
+        partial = _partial_matches(units, set(path), data, self.config.partial_matches)
+        scores = self.score(units, set(path), near, whole, file_factor, recent_symbols, later, partial)
+        return self._select(data, units, set(path), scores, budget)
+
+    def layout(self, data: bytes, language: str | None, file_path: str | None = None) -> tuple[list[Unit], list[int], dict]:
+        """Units of a prefix context and its cursor path (see :mod:`logmine.stages.trim_units`)."""
+        cursor_line = data.rfind(b"\n") + 1
+        if not supported(language):
+            units = _line_units(data, self.count)
+            return units, [len(units) - 1] if units else [], {}
+        body = data[:cursor_line]
+        okey = (language, body)
+        hit = self.outlines.get(okey)
+        if hit is None:
+            hit = (outline(body, language, self.parser, file_path), {})
+            self.outlines[okey] = hit
+            if len(self.outlines) > self.max_outlines or not self.parser.max_segments:
+                self.outlines.popitem(last=False)
         else:
-            out.add(words[-1])
+            self.outlines.move_to_end(okey)
+        ol, memo = hit
+        units, path = place_cursor(ol, data, cursor_line)
+        if self.count is not count_tokens:
+            units = [_recount(u, data, self.count) for u in units]
+        return units, path, memo
+
+    def suffix(self, code: str, language: str | None, used: tuple[set[str], set[str]], recent_symbols: Sequence[str] = (),
+               budget: int | None = None) -> TrimResult:
+        """Trim a suffix (cursor at its start): the rest of the cursor's unit is kept, later units by score."""
+        budget = self.config.suffix_budget_tokens if budget is None else budget
+        return self._free(code, language, used, recent_symbols, budget, head_is_path=True)
+
+    def declarations(self, code: str, language: str | None, used: tuple[set[str], set[str]], recent_symbols: Sequence[str] = (),
+                     budget: int | None = None) -> TrimResult:
+        """Trim declarations (snippets of other files): units defining names used near the cursor first."""
+        budget = self.config.declarations_budget_tokens if budget is None else budget
+        return self._free(code, language, used, recent_symbols, budget, head_is_path=False)
+
+    def slots(self, values: Mapping[str, str | None], language: str | None, file_path: str | None = None,
+              recent_files: Sequence[str] = (), session: str | None = None) -> TrimmedSlots:
+        """Trim the code slots of one request (``prefix``, ``suffix``, ``declarations``); others pass through."""
+        language = _language(language, file_path)
+        out, before, after = dict(values), {}, {}
+        prefix = values.get("prefix") or ""
+        skey = (session, file_path)
+        symbols = self.symbols.get(skey, [])
+        res = self.prefix(prefix, language, file_path, recent_files, symbols) if prefix else None
+        used: tuple[set[str], set[str]] = (set(), set())
+        if res is not None and res.units:
+            cursor = res.units[max(res.path)]
+            used = uses(prefix.encode("utf-8")[cursor.start:].decode("utf-8", "replace"), language)
+            self._remember(skey, res)
+        for slot in ("prefix", "suffix", "declarations"):
+            text = values.get(slot)
+            if not text:
+                continue
+            if slot == "prefix":
+                r = res
+            elif slot == "suffix":
+                r = self.suffix(text, language, used, symbols)
+            else:
+                r = self.declarations(text, language, used, symbols)
+            out[slot], before[slot], after[slot] = r.text, r.original_tokens, r.tokens
+        return TrimmedSlots(out, before, after)
+
+    # -- scoring and selection ------------------------------------------------------------------
+    def score(self, units: list[Unit], path: set[int], near: tuple[set[str], set[str]], whole: tuple[set[str], set[str]],
+              file_factor: float, recent_symbols: Sequence[str], later: list[int] | None = None,
+              partial: set[int] = frozenset()) -> list[float]:
+        """``ast_weight x importance + (1 - ast_weight) x recency`` per unit (1.0 on the path).
+
+        ``later[i]``: how many units lie between the cursor and the latest unit using unit i's
+        names (-1: none does); see :func:`last_uses`.
+        """
+        c = self.config
+        sym_rank = {s: r for r, s in enumerate(reversed(recent_symbols))}
+        scores = []
+        for i, u in enumerate(units):
+            if i in path:
+                scores.append(1.0)
+                continue
+            imp = KIND_WEIGHT.get(u.kind, 0.0)
+            rec = 0.0
+            if i in partial:
+                imp += c.partial_weight
+                rec = 1.0
+            if u.defines or u.members:
+                if references(u, *near):
+                    imp += c.near_weight
+                    rec = 1.0
+                elif references(u, *whole):
+                    imp += c.unit_weight
+                    rec = 1.0
+                elif later is not None and later[i] >= 0:
+                    rec = c.use_decay ** later[i]
+                if sym_rank:
+                    ranks = [sym_rank[d] for d in u.defines if d in sym_rank]
+                    if ranks:
+                        rec = max(rec, c.lru_decay ** min(ranks))
+            scores.append(c.ast_weight * min(imp, 1.0) + (1 - c.ast_weight) * rec * file_factor)
+        return scores
+
+    def _select(self, data: bytes, units: list[Unit], path: set[int], scores: list[float], budget: int) -> TrimResult:
+        kept = set(path)
+        used = sum(units[i].tokens for i in path)
+        cut_start = None
+        if used > budget:  # the cursor's unit alone is over budget: keep its last lines
+            cursor = max(path)
+            kept, cut_start = {cursor}, _tail_start(data, units[cursor], budget, self.count)
+            used = budget
+        else:
+            order = sorted((i for i in range(len(units)) if i not in path), key=lambda i: (-scores[i], -i))
+            cap = self.config.max_kept or len(units)
+            for i in order:
+                if scores[i] < self.config.min_score or len(kept) - len(path) >= cap:
+                    break
+                t = units[i].tokens
+                if used + t <= budget:
+                    kept.add(i)
+                    used += t
+        text = _emit(data, units, sorted(kept), cut_start)
+        return TrimResult(text, units, sorted(kept), path, self.count(text) if cut_start is not None else used,
+                          sum(u.tokens for u in units))
+
+    def _uses(self, data: bytes, units: list[Unit], path: list[int], memo: dict, language: str | None) -> tuple[tuple, tuple]:
+        """Identifiers of the last ``near_lines`` lines, and of the rest of the cursor's unit."""
+        cursor_line = data.rfind(b"\n") + 1
+        cursor = units[path[-1]]
+        key = ("uses", cursor.start)
+        cached = memo.get(key)
+        if cached is None:
+            start = _nth_line_back(data, cursor_line, self.config.near_lines - 1)
+            region = min(start, cursor.start)
+            text = data[region:cursor_line].decode("utf-8", "replace")
+            cut = len(data[region:start].decode("utf-8", "replace"))
+            blank = STRIP_KEEP.get(language or "", _C_KEEP)(text)
+            near_body = _split_uses(blank[cut:])
+            whole = _split_uses(blank[:cut])
+            for i in path[:-1]:
+                head = uses(data[units[i].start : units[i].end].decode("utf-8", "replace"), language)
+                whole = (whole[0] | head[0], whole[1] | head[1])
+            cached = memo[key] = (near_body, whole, open_delimiter(text, language))
+        line = uses(cached[2] + data[cursor_line:].decode("utf-8", "replace"), language)
+        near = (cached[0][0] | line[0], cached[0][1] | line[1])
+        return near, cached[1]
+
+    def _free(self, code: str, language: str | None, used: tuple[set[str], set[str]], recent_symbols: Sequence[str], budget: int,
+              head_is_path: bool) -> TrimResult:
+        data = code.encode("utf-8")
+        if supported(language):
+            body = data if data.endswith(b"\n") else data + b"\n"
+            ol = outline(body, language, self.parser, None)
+            units, _ = place_cursor(ol, body, len(body))
+            units = [u for u in units if u.node_type != "cursor" and u.start < len(data)]
+            units = [Unit(u.start, min(u.end, len(data)), u.kind, u.node_type, u.defines, u.tokens, u.members, u.idents)
+                     for u in units]
+        else:
+            units = _line_units(data, self.count)
+        if not units:
+            return TrimResult(code, [], [], set(), 0, 0)
+        path = {0} if head_is_path and units[0].start == 0 and units[0].kind == "fragment" else set()
+        scores = self.score(units, path, used, (set(), set()), 1.0, recent_symbols)
+        return self._select(data, units, path, scores, budget)
+
+    def _remember(self, skey: tuple, res: TrimResult) -> None:
+        """The symbols of the unit enclosing the cursor join the session's recently edited symbols."""
+        names = sorted(res.units[max(res.path)].defines)
+        if not names:
+            return
+        lst = [s for s in self.symbols.pop(skey, []) if s not in names] + names
+        self.symbols[skey] = lst[-32:]
+        if len(self.symbols) > 4096:
+            self.symbols.popitem(last=False)
+
+
+def _partial_matches(units: list[Unit], path: set[int], data: bytes, limit: int) -> set[int]:
+    """Units defining a name that starts with the identifier being typed at the cursor (when few do)."""
+    tail = data[-64:].decode("utf-8", "ignore")
+    m = PARTIAL.search(tail)
+    word = m.group().lstrip(".-:>") if m else ""
+    if not word or word[0].isdigit():
+        return set()
+    dotted = m.group() != word
+    out = set()
+    for i, u in enumerate(units):
+        if i in path:
+            continue
+        names = u.members if dotted else u.defines
+        if names and any(n.startswith(word) for n in names):
+            out.add(i)
+            if len(out) > limit:
+                return set()
     return out
 
 
-_DEFAULT_PARSER = ContextParser()
+def last_uses(units: list[Unit], path: set[int]) -> list[int]:
+    """Per unit, the number of units between the cursor and the latest other unit using one of its
+    names (-1 when no other unit does); the cursor's path is left to the near/whole signals."""
+    last: dict[str, int] = {}
+    prev: dict[str, int] = {}
+    for i, u in enumerate(units):
+        if i in path:
+            continue
+        for name in u.idents:
+            j = last.get(name)
+            if j is not None:
+                prev[name] = j
+            last[name] = i
+    n = len(units)
+    out = []
+    for i, u in enumerate(units):
+        best = -1
+        for name in u.defines | u.members if (u.defines or u.members) and i not in path else ():
+            j = last.get(name, -1)
+            if j == i:
+                j = prev.get(name, -1)
+            if j > best:
+                best = j
+        out.append(n - 1 - best if best >= 0 else -1)
+    return out
 
 
-def _line_units(data: bytes) -> list[Unit]:
+def _language(language: str | None, file_path: str | None) -> str | None:
+    from logmine.code import resolve_language
+
+    return resolve_language(language, file_path)
+
+
+def _recount(u: Unit, data: bytes, count: Callable[[str], int]) -> Unit:
+    return Unit(u.start, u.end, u.kind, u.node_type, u.defines, count(data[u.start : u.end].decode("utf-8", "replace")),
+                u.members, u.idents)
+
+
+def _line_units(data: bytes, count: Callable[[str], int]) -> list[Unit]:
+    """The fallback for languages without a grammar: one unit per line."""
     out, pos = [], 0
     for line in data.splitlines(keepends=True):
-        text = line.decode("utf-8", "replace")
-        out.append(Unit(pos, pos + len(line), "statement", "line", frozenset(), count_tokens(text)))
+        out.append(Unit(pos, pos + len(line), "statement", "line", frozenset(), count(line.decode("utf-8", "replace"))))
         pos += len(line)
     return out
 
 
-def trim(
-    code: str,
-    language: str,
-    config: TrimConfig | None = None,
-    recent_files: Sequence[str] = (),
-    file_path: str | None = None,
-    parser: ContextParser | None = None,
-) -> TrimResult:
-    """Keep the best units of a prefix-style context (cursor at the end) within the budget.
+def _emit(data: bytes, units: list[Unit], kept: list[int], cut_start: int | None) -> str:
+    parts: list[bytes] = []
+    prev_end = None
+    for i in kept:
+        u = units[i]
+        start = cut_start if cut_start is not None and i == kept[-1] else u.start
+        if prev_end is not None:
+            gap = data[prev_end:start]
+            if start >= prev_end and not gap.strip():
+                parts.append(gap)
+            elif not parts[-1].endswith(b"\n"):
+                parts.append(b"\n")
+        parts.append(data[start : u.end])
+        prev_end = u.end
+    return b"".join(parts).decode("utf-8", "replace")
 
-    The cursor's path is always kept; other units are kept best score first while they fit
-    and score at least ``config.min_score`` (a unit nothing near the cursor points to is noise).
-    """
-    config = config or TrimConfig()
-    data = code.encode("utf-8")
-    units, path = units_of(data, language, parser, file_path)
-    if not units:
-        return TrimResult(code, units, [])
-    scores = score_units(data, units, path, config, recent_files, file_path)
-    kept, used = set(path), sum(units[i].tokens for i in path)
-    for i in sorted((i for i in range(len(units)) if i not in path), key=lambda i: -scores[i]):
-        if scores[i] < config.min_score:
+
+def _tail_start(data: bytes, u: Unit, budget: int, count: Callable[[str], int]) -> int:
+    """Start of the longest tail of whole lines of ``u`` (the cursor's line at least) within ``budget``."""
+    pos, used, best = u.end, 0, None
+    while pos > u.start:
+        line_start = max(u.start, data.rfind(b"\n", u.start, pos - 1) + 1 if pos > u.start + 1 else u.start)
+        used += count(data[line_start:pos].decode("utf-8", "replace"))
+        if used > budget and best is not None:
             break
-        if used + units[i].tokens <= config.budget_tokens:
-            kept.add(i)
-            used += units[i].tokens
-    order = sorted(kept)
-    text = b"\n".join(data[units[i].start : units[i].end] for i in order).decode("utf-8", "replace")
-    return TrimResult(text, units, order, path)
+        best = line_start
+        if line_start == u.start:
+            break
+        pos = line_start
+    return best if best is not None else u.start
 
 
-def score_units(data: bytes, units: list[Unit], path: set[int], config: TrimConfig, recent_files: Sequence[str],
-                file_path: str | None) -> list[float]:
-    """0.7 x importance + 0.3 x recency for each unit."""
-    cursor = units[max(path)]
-    near_start = max(cursor.start, _nth_line_back(data, cursor.end, config.near_lines))
-    used_near = identifiers(data[near_start : cursor.end].decode("utf-8", "replace"))
-    file_recency = _lru_recency(recent_files, file_path, config.lru_decay)
-    n = len(units)
-    scores = []
-    for i, unit in enumerate(units):
-        if i in path:
-            scores.append(1.0)
-            continue
-        importance = KIND_WEIGHT[unit.kind] * 0.4
-        if unit.defines & used_near:
-            importance += 0.6
-        proximity = 1.0 / (1.0 + (n - 1 - i) / 8.0)
-        scores.append(config.ast_weight * importance + (1 - config.ast_weight) * file_recency * proximity)
-    return scores
-
-
-def _nth_line_back(data: bytes, end: int, lines: int) -> int:
-    pos = end
-    for _ in range(lines):
-        pos = data.rfind(b"\n", 0, pos - 1) if pos > 0 else -1
-        if pos < 0:
+def _nth_line_back(data: bytes, pos: int, lines: int) -> int:
+    for _ in range(max(lines, 0)):
+        if pos <= 0:
             return 0
+        pos = data.rfind(b"\n", 0, pos - 1) + 1
     return pos
 
 
-def _lru_recency(recent_files: Sequence[str], file_path: str | None, decay: float) -> float:
-    """1.0 for the most recently used file, ``decay`` for the one before it, and so on."""
-    if not file_path:
+def lru_factor(recent: Sequence[str], item: str | None, decay: float) -> float:
+    """``decay ** k`` for the k-th most recently used item; 0 when absent; 1 with no history."""
+    if not recent or item is None:
         return 1.0
     try:
-        rank = list(reversed(recent_files)).index(file_path)
+        return decay ** list(reversed(recent)).index(item)
     except ValueError:
-        return decay ** len(recent_files) if recent_files else 1.0
-    return decay**rank
+        return 0.0
 
 
-def nearest_lines(code: str, budget_tokens: int) -> str:
+# -- module-level entry points ---------------------------------------------------------------------
+_TRIMMERS: dict[TrimConfig, Trimmer] = {}
+
+
+def _trimmer(config: TrimConfig | None) -> Trimmer:
+    config = config or TrimConfig()
+    t = _TRIMMERS.get(config)
+    if t is None:
+        t = _TRIMMERS[config] = Trimmer(config)
+    return t
+
+
+def trim(code: str, language: str | None, config: TrimConfig | None = None, recent_files: Sequence[str] = (),
+         file_path: str | None = None, trimmer: Trimmer | None = None) -> TrimResult:
+    """Keep the best units of a prefix context (cursor at the end) within ``config.budget_tokens``."""
+    return (trimmer or _trimmer(config)).prefix(code, language, file_path, recent_files)
+
+
+def trim_slots(requests: Iterable[Mapping[str, object]], config: TrimConfig | None = None,
+               trimmer: Trimmer | None = None) -> list[TrimmedSlots]:
+    """Trim the code slots of many requests, in order (sort by file and time for the best cache reuse).
+
+    Each request maps ``prefix`` / ``suffix`` / ``declarations`` (optional), ``language``,
+    ``file_path``, ``recent_files`` (from :func:`recent_files`) and ``session_id``.
+    """
+    t = trimmer or _trimmer(config)
+    out = []
+    for r in requests:
+        values = {k: r.get(k) for k in ("prefix", "suffix", "declarations") if r.get(k) is not None}
+        out.append(t.slots(values, r.get("language"), r.get("file_path"), tuple(r.get("recent_files") or ()),
+                           r.get("session_id")))
+    return out
+
+
+def recent_files(requests, events, k: int = 8, window_s: float = 1800.0):  # noqa: ANN001, ANN201 - Polars frames
+    """Per request, the files its session edited or opened before it (most recent last, at most ``k``).
+
+    ``requests`` needs ``request_id, session_id, ts``; ``events`` is the events table (actions
+    ``file.open``, ``editor.*``, ``file.save``). Returns a LazyFrame ``request_id, recent_files``.
+    """
+    import polars as pl
+
+    ev = (events.lazy().filter(pl.col("file_path").is_not_null()
+                               & (pl.col("action").str.starts_with("editor.") | pl.col("action").is_in(["file.open", "file.save"])))
+          .select("session_id", pl.col("ts").alias("ev_ts"), "file_path"))
+    req = requests.lazy().select("request_id", "session_id", "ts")
+    joined = (req.join(ev, on="session_id")
+              .filter((pl.col("ev_ts") < pl.col("ts")) & (pl.col("ev_ts") >= pl.col("ts") - pl.duration(seconds=window_s)))
+              .group_by("request_id", "file_path").agg(pl.col("ev_ts").max())
+              .sort("ev_ts")
+              .group_by("request_id", maintain_order=True).agg(pl.col("file_path").tail(k).alias("recent_files")))
+    return req.select("request_id").join(joined, on="request_id", how="left").with_columns(
+        pl.col("recent_files").fill_null(pl.lit([], dtype=pl.List(pl.String()))))
+
+
+# -- evaluation ------------------------------------------------------------------------------------
+def nearest_lines(code: str, budget_tokens: int, count: Callable[[str], int] = count_tokens) -> str:
     """The baseline: the lines just before the cursor that fit the budget."""
     lines = code.splitlines(keepends=True)
     kept, used = [], 0
     for line in reversed(lines):
-        t = count_tokens(line)
+        t = count(line)
         if used + t > budget_tokens:
             break
         kept.append(line)
@@ -369,10 +545,12 @@ def nearest_lines(code: str, budget_tokens: int) -> str:
     return "".join(reversed(kept))
 
 
-def referenced_units(units: list[Unit], path: set[int], completion: str) -> set[int]:
-    """Units (off the cursor's path) defining a name that the completion uses."""
-    used = identifiers(completion)
-    return {i for i, u in enumerate(units) if i not in path and u.defines & used}
+def referenced_units(units: list[Unit], path: set[int], completion: str, language: str | None = None,
+                     prefix: str | None = None) -> set[int]:
+    """Units off the cursor's path defining a name that the completion uses (outside strings/comments):
+    a bare name it defines, or a member it defines used after ``.`` / ``::``."""
+    bare, attrs = uses(completion, language) if prefix is None else completion_uses(prefix, completion, language)
+    return {i for i, u in enumerate(units) if i not in path and references(u, bare, attrs)}
 
 
 def f1(kept: set[int], truth: set[int]) -> float | None:
@@ -386,16 +564,30 @@ def f1(kept: set[int], truth: set[int]) -> float | None:
     return 2 * p * r / (p + r)
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """One context's outcome: F1 of trimming and of the baseline (None: nothing referenced), and counts."""
+
+    f1: float | None
+    f1_baseline: float | None
+    kept: int
+    truth: int
+    hits: int
+    baseline_kept: int
+    baseline_hits: int
+
+
 def evaluate(code: str, language: str, completion: str, config: TrimConfig | None = None,
-             parser: ContextParser | None = None, file_path: str | None = None) -> tuple[float | None, float | None]:
-    """``(f1_trim, f1_nearest_lines)`` on one logged context, the cursor's path excluded from both."""
-    config = config or TrimConfig()
-    result = trim(code, language, config, parser=parser, file_path=file_path)
-    truth = referenced_units(result.units, result.path, completion)
-    if not truth:
-        return None, None
+             trimmer: Trimmer | None = None, file_path: str | None = None, recent_files: Sequence[str] = ()) -> Evaluation:
+    """Trim ``code`` and score the kept units against those ``completion`` references (cursor path excluded)."""
+    t = trimmer or _trimmer(config)
+    result = t.prefix(code, language, file_path, recent_files)
+    truth = referenced_units(result.units, result.path, completion, language, code)
     kept = set(result.kept) - result.path
-    base_text = nearest_lines(code, config.budget_tokens)
+    base_text = nearest_lines(code, t.config.budget_tokens, t.count)
     base_start = len(code.encode("utf-8")) - len(base_text.encode("utf-8"))
     base = {i for i, u in enumerate(result.units) if i not in result.path and u.end > base_start}
-    return f1(kept, truth), f1(base, truth)
+    if not truth:
+        return Evaluation(None, None, len(kept), 0, 0, len(base), 0)
+    return Evaluation(f1(kept, truth), f1(base, truth), len(kept), len(truth), len(kept & truth), len(base),
+                      len(base & truth))

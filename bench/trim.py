@@ -1,0 +1,247 @@
+"""Context trimming benchmark: F1 of kept units (ours vs "keep the nearest lines") and contexts/s.
+
+Data: autocomplete-like request streams cut from real source files. For each file, ``--sites``
+cursor sites; at each site the user "types" the file's real text: ``--requests`` requests, the
+cursor moving 1-8 characters between them. A request's prefix is the last ``--prefix-lines``
+lines up to the cursor; the logged completion is the rest of the cursor's line and the next
+``--completion-lines - 1`` lines. Files are read from ``--code-dir`` (repeatable): .py, .java,
+.js/.mjs/.cjs, .ts, .go, .rs, and rustdoc's rendered sources (``*.rs.html``).
+
+Truth per request: the units off the cursor's path that define an identifier the completion
+uses; F1 is averaged over requests with a non-empty truth (micro F1 beside it). Speed runs the
+whole stream through one Trimmer per process, either with caches (incremental parsing, as a
+serving process would see consecutive requests of a file) or cold (every request parsed from
+scratch); the 2-process figure splits the files over a process pool.
+
+Example:
+    .venv/bin/python bench/trim.py --code-dir .venv/lib/python3.11/site-packages/rich --budget 256
+    .venv/bin/python bench/trim.py --tune --code-dir .venv/lib/python3.11/site-packages/pydantic
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import itertools
+import os
+import random
+import re
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from logmine.stages.trim import TrimConfig, Trimmer, evaluate, nearest_lines  # noqa: E402
+
+EXT = {".py": "python", ".java": "java", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
+       ".ts": "typescript", ".go": "go", ".rs": "rust"}
+_ANCHOR = re.compile(r"<a href=#\d+ id=\d+ data-nosnippet>\d+</a>")
+_TAG = re.compile(r"<[^>]+>")
+
+
+def read_source(path: Path) -> tuple[str, str] | None:
+    """``(language, text)`` of a source file, or None."""
+    name = path.name
+    if name.endswith(".rs.html"):
+        raw = path.read_text("utf-8", "replace")
+        m = re.search(r'<pre class="rust"><code>(.*?)</code></pre>', raw, re.S)
+        return ("rust", html.unescape(_TAG.sub("", _ANCHOR.sub("", m.group(1))))) if m else None
+    lang = EXT.get(path.suffix)
+    if lang is None or name.endswith((".d.ts", ".min.js")):
+        return None
+    try:
+        return lang, path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def load_files(dirs: list[str], per_language: int, min_lines: int, seed: int) -> list[tuple[str, str, str]]:
+    """Up to ``per_language`` files per language: ``(path, language, text)``."""
+    by_lang: dict[str, list[tuple[str, str, str]]] = {}
+    for d in dirs:
+        for root, subdirs, names in os.walk(d):
+            subdirs[:] = sorted(s for s in subdirs if not s.startswith(".") and s not in ("__pycache__", "tests", "test"))
+            for name in sorted(names):
+                p = Path(root) / name
+                if p.stat().st_size > 400_000:
+                    continue
+                got = read_source(p)
+                if got and got[1].count("\n") >= min_lines:
+                    by_lang.setdefault(got[0], []).append((str(p), got[0], got[1].replace("\r\n", "\n")))
+    rng = random.Random(seed)
+    out = []
+    for lang in sorted(by_lang):
+        files = by_lang[lang]
+        rng.shuffle(files)
+        out.extend(files[:per_language])
+    return out
+
+
+def requests_of(path: str, text: str, sites: int, per_site: int, prefix_lines: int, completion_lines: int,
+                seed: int) -> list[tuple[str, str]]:
+    """``(prefix, completion)`` of each request of a file, in the order the user typed them."""
+    rng = random.Random(f"{seed}:{path}")
+    starts = [0]
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            starts.append(i + 1)
+    out = []
+    for _ in range(sites):
+        line = rng.randrange(min(20, len(starts) - 2), len(starts) - 2)
+        pos = starts[line] + len(text[starts[line]:].split("\n", 1)[0]) - len(text[starts[line]:].split("\n", 1)[0].lstrip())
+        for _ in range(per_site):
+            if pos >= len(text):
+                break
+            line = _line_of(starts, pos)
+            first = starts[max(0, line - prefix_lines + 1)]
+            end_line = min(len(starts) - 1, line + completion_lines)
+            end = starts[end_line] - 1 if end_line > line else len(text)
+            out.append((text[first:starts[line]] + _indentation(text, starts, line, pos), text[pos:max(end, pos)]))
+            pos += rng.randint(1, 8)
+    return out
+
+
+def _indentation(text: str, starts: list[int], line: int, pos: int) -> str:
+    """The cursor's line up to the cursor; inside leading whitespace (or on a blank line), the IDE has
+    already indented the line like the next line of code."""
+    before = text[starts[line]:pos]
+    if before.strip():
+        return before
+    for nxt in range(line, min(line + 50, len(starts))):
+        row = text[starts[nxt]:].split("\n", 1)[0]
+        if row.strip():
+            return row[: len(row) - len(row.lstrip())]
+    return before
+
+
+def _line_of(starts: list[int], pos: int) -> int:
+    import bisect
+
+    return bisect.bisect_right(starts, pos) - 1
+
+
+def _run_files(args: tuple) -> tuple[list, float, int, dict]:
+    """Evaluate (or only trim, for timing) every request of some files in one process."""
+    files, cfg, opts, mode, timing_only = args
+    t = Trimmer(cfg, cache=(mode != "cold"))
+    rows, n = [], 0
+    streams = [(p, lang, requests_of(p, text, opts["sites"], opts["requests"], opts["prefix_lines"],
+                                     opts["completion_lines"], opts["seed"])) for p, lang, text in files]
+    t0 = time.perf_counter()
+    for path, lang, reqs in streams:
+        for prefix, completion in reqs:
+            if timing_only:
+                t.prefix(prefix, lang, path)
+            else:
+                rows.append((lang, evaluate(prefix, lang, completion, trimmer=t, file_path=path)))
+            n += 1
+    return rows, time.perf_counter() - t0, n, dict(t.parser.stats)
+
+
+def measure(files: list, cfg: TrimConfig, opts: dict, mode: str, processes: int, timing_only: bool) -> tuple[list, float, int, dict]:
+    if processes == 1:
+        return _run_files((files, cfg, opts, mode, timing_only))
+    shards = [files[i::processes] for i in range(processes)]
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(processes) as pool:
+        parts = list(pool.map(_run_files, [(s, cfg, opts, mode, timing_only) for s in shards]))
+    wall = time.perf_counter() - t0
+    stats: dict = {}
+    for p in parts:
+        for k, v in p[3].items():
+            stats[k] = stats.get(k, 0) + v
+    return [r for p in parts for r in p[0]], wall, sum(p[2] for p in parts), stats
+
+
+def summary(rows: list) -> dict:
+    scored = [e for _, e in rows if e.f1 is not None]
+    if not scored:
+        return {"contexts": len(rows), "with_truth": 0}
+    tp, kept, truth = sum(e.hits for e in scored), sum(e.kept for e in scored), sum(e.truth for e in scored)
+    btp, bkept = sum(e.baseline_hits for e in scored), sum(e.baseline_kept for e in scored)
+    return {
+        "contexts": len(rows), "with_truth": len(scored),
+        "f1": statistics.fmean(e.f1 for e in scored), "f1_base": statistics.fmean(e.f1_baseline for e in scored),
+        "micro_f1": 2 * tp / (kept + truth) if kept + truth else 0.0,
+        "micro_f1_base": 2 * btp / (bkept + truth) if bkept + truth else 0.0,
+        "precision": tp / kept if kept else 0.0, "recall": tp / truth,
+        "kept_when_no_truth": statistics.fmean([e.kept for _, e in rows if e.f1 is None] or [0]),
+    }
+
+
+def tune(files: list, opts: dict, budget: int) -> TrimConfig:
+    """Grid search on the given (tuning) files; prints each setting's F1."""
+    grid = {
+        "near_lines": [4, 8],
+        "partial_weight": [0.5, 0.9],
+        "min_score": [0.35, 0.45, 0.55, 0.65, 0.75],
+        "max_kept": [0, 1, 2, 3],
+    }
+    best, best_cfg = -1.0, None
+    keys = list(grid)
+    for values in itertools.product(*(grid[k] for k in keys)):
+        cfg = replace(TrimConfig(budget_tokens=budget), **dict(zip(keys, values)))
+        rows = _run_files((files, cfg, opts, "incremental", False))[0]
+        s = summary(rows)
+        print(f"  {dict(zip(keys, values))}: F1 {s['f1']:.3f}  P {s['precision']:.3f} R {s['recall']:.3f}")
+        if s["f1"] > best:
+            best, best_cfg = s["f1"], cfg
+    print(f"best: F1 {best:.3f} with {best_cfg}")
+    return best_cfg
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--code-dir", action="append", required=True)
+    ap.add_argument("--files-per-language", type=int, default=60)
+    ap.add_argument("--min-lines", type=int, default=60)
+    ap.add_argument("--sites", type=int, default=3)
+    ap.add_argument("--requests", type=int, default=20, help="requests per site as the user types")
+    ap.add_argument("--prefix-lines", type=int, default=150)
+    ap.add_argument("--completion-lines", type=int, default=4)
+    ap.add_argument("--budget", type=int, action="append")
+    ap.add_argument("--processes", type=int, action="append")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tune", action="store_true", help="grid-search parameters on these files instead")
+    a = ap.parse_args()
+    files = load_files(a.code_dir, a.files_per_language, a.min_lines, a.seed)
+    opts = {"sites": a.sites, "requests": a.requests, "prefix_lines": a.prefix_lines,
+            "completion_lines": a.completion_lines, "seed": a.seed}
+    langs = sorted({f[1] for f in files})
+    print(f"files: {len(files)} ({', '.join(f'{l}={sum(1 for f in files if f[1] == l)}' for l in langs)})")
+    if a.tune:
+        tune(files, opts, (a.budget or [256])[0])
+        return
+    for budget in a.budget or [256, 512]:
+        cfg = TrimConfig(budget_tokens=budget)
+        rows = _run_files((files, cfg, opts, "incremental", False))[0]
+        print(f"\nbudget {budget} tokens, {len(rows)} requests")
+        print(f"{'language':12} {'requests':>8} {'w/ truth':>8} {'F1 ours':>8} {'F1 near':>8} {'ratio':>6} "
+              f"{'micro':>6} {'micro near':>10} {'P':>5} {'R':>5}")
+        for lang in langs + ["all"]:
+            s = summary([r for r in rows if lang in ("all", r[0])])
+            if not s.get("with_truth"):
+                continue
+            print(f"{lang:12} {s['contexts']:8d} {s['with_truth']:8d} {s['f1']:8.3f} {s['f1_base']:8.3f} "
+                  f"{s['f1'] / max(s['f1_base'], 1e-9):6.2f} {s['micro_f1']:6.3f} {s['micro_f1_base']:10.3f} "
+                  f"{s['precision']:5.2f} {s['recall']:5.2f}")
+    cfg = TrimConfig(budget_tokens=(a.budget or [256])[0])
+    print("\nthroughput (trim only, prefix slot):")
+    for mode in ("cold", "incremental"):
+        for procs in a.processes or [1, 2]:
+            _, wall, n, stats = measure(files, cfg, opts, mode, procs, True)
+            print(f"  {mode:11} {procs} process{'es' if procs > 1 else '  '}: {n / wall:9.0f} contexts/s "
+                  f"({n} in {wall:.2f} s; segment parses {stats})")
+    # the baseline's own speed, for scale
+    streams = [requests_of(p, text, a.sites, a.requests, a.prefix_lines, a.completion_lines, a.seed) for p, _, text in files]
+    t0 = time.perf_counter()
+    n = sum(len(nearest_lines(prefix, cfg.budget_tokens)) >= 0 for reqs in streams for prefix, _ in reqs)
+    print(f"  nearest-lines baseline 1 process: {n / (time.perf_counter() - t0):9.0f} contexts/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,625 @@
+"""Top-level units of a code context, from tree-sitter, for :mod:`logmine.stages.trim`.
+
+A logged context is a window of a file: it may start inside a function, a class body, a
+docstring or a bracket, and it ends at the cursor, usually mid-statement. Parsed as is,
+tree-sitter's error recovery both costs milliseconds and wraps good code in ERROR nodes.
+So a context is first *scanned* (strings, comments, brackets, indentation; no parse) and cut
+into segments where the code leaves an enclosing block the window does not show (an
+unmatched closer, a dedent below everything before). Each segment is parsed on its own:
+code indented below top level gets a synthetic wrapper (``class _:``, ``class _ {``,
+``func _() {``), unclosed brackets at the cursor get synthetic closers. The cursor's line
+is left out of the parse (it changes at every keystroke) and joined to the unit it
+continues, found from its indentation or bracket depth.
+
+Parsed segments are cached by content, and the last segment of each file keeps its tree
+so that the next request re-parses incrementally (``tree.edit``); both caches give the same
+units as a cold parse.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from logmine.code import GRAMMARS, get_parser
+from logmine.stages import trim_defs
+
+TOKEN = re.compile(r"\w+|[^\w\s]")
+INDENT = re.compile(rb"[ \t]*")
+IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_PY_STRIP = re.compile(r'"""[\s\S]*?(?:"""|$)|\'\'\'[\s\S]*?(?:\'\'\'|$)|"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?|#[^\n]*')
+_C_STRIP = re.compile(r'/\*[\s\S]*?(?:\*/|$)|//[^\n]*|"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?|`[^`]*`?')
+_RS_STRIP = re.compile(r'/\*[\s\S]*?(?:\*/|$)|//[^\n]*|"(?:\\[\s\S]|[^"\\])*"?|\'(?:\\.[^\'\n]*|[^\'\\\n])\'')
+STRIP = {"python": _PY_STRIP, "rust": _RS_STRIP}
+"""Strings and comments per language (C-like syntax for the others)."""
+
+
+def code_only(text: str, language: str | None) -> str:
+    """``text`` with strings and comments blanked out."""
+    return STRIP.get(language or "", _C_STRIP).sub(" ", text)
+
+
+_OPENERS = ('"""', "'''", "/*", "//", "#", '"', "'", "`")
+_CLOSERS = {'"""': '"""', "'''": "'''", "/*": "*/", '"': '"', "'": "'", "`": "`"}
+
+
+def open_delimiter(text: str, language: str | None) -> str:
+    """The string or comment opener still open at the end of ``text`` ("" when none), so that
+    code after it can be read in the right state (``open_delimiter(prefix) + completion``)."""
+    last = None
+    for last in STRIP.get(language or "", _C_STRIP).finditer(text):
+        pass
+    if last is None or last.end() != len(text):
+        return ""
+    tok = last.group()
+    opener = next((o for o in _OPENERS if tok.startswith(o)), "")
+    if opener in ("#", "//"):
+        return opener
+    close = _CLOSERS.get(opener)
+    if close and (len(tok) < len(opener) + len(close) or not tok.endswith(close) or tok.endswith("\\" + close)):
+        return opener
+    return ""
+
+
+def count_tokens(text: str) -> int:
+    """Approximate tokens: words and single punctuation characters."""
+    return len(TOKEN.findall(text))
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A unit of a context: byte span, kind (import | definition | statement | comment | fragment),
+    the tree-sitter node type, the names it defines, its token count and the members it defines."""
+
+    start: int
+    end: int
+    kind: str
+    node_type: str
+    defines: frozenset[str]
+    """Names used bare (``x``, ``f()``, ``Type``)."""
+    tokens: int
+    members: frozenset[str] = frozenset()
+    """Names used after ``.`` / ``::`` (class members, ``self.x`` attributes; methods are in both)."""
+    idents: frozenset[str] = frozenset()
+    """Identifiers the unit's code uses (outside strings and comments)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Syntax:
+    """How to scan a language without parsing it."""
+
+    tokens: re.Pattern[bytes]
+    """Strings, comments, brackets and newlines (multi-line openers matched alone)."""
+    multiline: dict[bytes, bytes]
+    """Opener -> closer of strings and comments that may span lines."""
+    indented: bool = False
+    """Blocks by indentation (Python)."""
+    pads: tuple[tuple[bytes, bytes], ...] = ((b"", b""),)
+    """Wrappers (before, after) to try, in order, for a segment that does not start at top level."""
+
+
+_BR = rb"|[(\[{]|[)\]}]|\n"
+_SQ = rb"\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?"
+SYNTAX: dict[str, Syntax] = {
+    "python": Syntax(re.compile(rb"\"\"\"|'''|#[^\n]*|" + _SQ + _BR), {b'"""': b'"""', b"'''": b"'''"}, True,
+                     ((b"", b""), (b"class _:\n", b""))),
+    "java": Syntax(re.compile(rb"\"\"\"|/\*|//[^\n]*|" + _SQ + _BR), {b'"""': b'"""', b"/*": b"*/"}),
+    "javascript": Syntax(re.compile(rb"`|/\*|//[^\n]*|" + _SQ + _BR), {b"`": b"`", b"/*": b"*/"},
+                         pads=((b"", b""), (b"class _ {\n", b"\n}"))),
+    "go": Syntax(re.compile(rb"`|/\*|//[^\n]*|" + _SQ + _BR), {b"`": b"`", b"/*": b"*/"},
+                 pads=((b"", b""), (b"func _() {\n", b"\n}"))),
+    "rust": Syntax(re.compile(rb"r#*\"|/\*|//[^\n]*|\"(?:\\[\s\S]|[^\"\\])*\"?|'(?:\\[^'\n]{1,10}|[^'\\\n])'" + _BR),
+                   {b"/*": b"*/"}),
+}
+SYNTAX["typescript"] = SYNTAX["tsx"] = SYNTAX["javascript"]
+_CLOSE = {ord("("): b")", ord("["): b"]", ord("{"): b"}"}
+_CONTINUATION = re.compile(rb"(?:else|elif|except|finally|case)\b|[.?:+\-*/&|,)\]}=<>]")
+_DECLARATION = re.compile(
+    rb"(?:package|import|use|from|func|fn|pub|class|def|async|public|private|protected|static|export|const|let|var|"
+    rb"function|type|interface|struct|impl|enum|mod|trait|@|#\[)\b"
+)
+
+
+@dataclass(slots=True)
+class Segment:
+    """A run of the context at one block level: ``[frag, start)`` is unparsed, ``[start, end)`` is parsed."""
+
+    frag: int
+    start: int
+    end: int
+    closers: bytes = b""
+    parse: bool = True
+
+
+@dataclass(slots=True)
+class Scan:
+    """What scanning the complete lines of a context found."""
+
+    segments: list[Segment]
+    depth: int
+    """Brackets still open at the end of the last segment."""
+    last_indent: int
+    """Indentation of the last logical line (Python)."""
+
+
+def scan(data: bytes, language: str) -> Scan:
+    """Cut ``data`` (complete lines, the cursor's line excluded) into segments; see the module docstring."""
+    syn = SYNTAX[language]
+    pos = _skip_open_head(data, syn)
+    stack: list[int] = []
+    lines: list[int] = [pos] if pos == 0 else []  # starts of lines beginning outside strings, at depth 0
+    cuts: list[tuple[int, int, bool]] = [] if pos == 0 else [(pos, pos, True)]
+    tokens, multiline = syn.tokens, syn.multiline
+    closer = b""
+    while True:
+        m = tokens.search(data, pos)
+        if m is None:
+            break
+        tok = m.group()
+        pos = m.end()
+        first = tok[0]
+        if first == 10:  # newline
+            if not stack:
+                lines.append(pos)
+        elif tok in multiline or (first == 114 and tok.endswith(b'"')):  # r#" raw string
+            end_tok = multiline.get(tok) or b'"' + tok[1:-1]
+            found = data.find(end_tok, pos)
+            if found < 0:
+                closer = end_tok
+                pos = len(data)
+                break
+            pos = found + len(end_tok)
+        elif len(tok) == 1 and first in _CLOSE:
+            stack.append(first)
+        elif len(tok) == 1 and first in b")]}":
+            if stack:
+                stack.pop()
+            else:
+                nl = data.find(b"\n", pos)
+                nxt = len(data) if nl < 0 else nl + 1
+                cuts.append((m.start(), nxt, first != 125))  # after ) or ]: the head was inside a call
+                lines.append(nxt)
+                pos = nxt
+    closers = closer + b"".join(_CLOSE[c] for c in reversed(stack))
+    if syn.indented:
+        cuts, last_indent = _indent_cuts(data, lines, cuts)
+    else:
+        last_indent = 0
+    return Scan(_segments(data, lines, cuts, closers, syn), len(stack), last_indent)
+
+
+def _skip_open_head(data: bytes, syn: Syntax) -> int:
+    """Where code starts when the context opens inside a block comment or a docstring (else 0)."""
+    if b"/*" in syn.multiline:
+        close, open_ = data.find(b"*/"), data.find(b"/*")
+        if close >= 0 and (open_ < 0 or close < open_):
+            return close + 2
+    if syn.indented:
+        for quote in (b'"""', b"'''"):
+            first = data.find(quote)
+            if first >= 0 and _closes_docstring(data, first):
+                return first + 3
+    return 0
+
+
+def _closes_docstring(data: bytes, at: int) -> bool:
+    """Whether the first triple quote of a context closes a docstring the window opened inside."""
+    line_start = data.rfind(b"\n", 0, at) + 1
+    before = data[line_start:at].strip()
+    if before:
+        stem = before.rstrip(b"rRbBuUfF")
+        prefixed = len(stem) < len(before) and (not stem or not stem[-1:].isalnum())
+        return not prefixed and not before.endswith((b"=", b"(", b",", b"[", b"{", b":"))
+    line_end = data.find(b"\n", at)
+    if data[at + 3 : line_end if line_end >= 0 else len(data)].strip():
+        return False  # """Summary on the opening line
+    prev = data[:line_start].rstrip()
+    return bool(prev) and not prev.endswith(b":")
+
+
+def _indent_cuts(data: bytes, lines: list[int], cuts: list[tuple[int, int, bool]]) -> tuple[list, int]:
+    """Add a cut before each logical line indented less than every logical line before it (Python)."""
+    out = list(cuts)
+    floor = None
+    last_indent = 0
+    cut_at = {c[1] for c in cuts}
+    for ls in lines:
+        ind = INDENT.match(data, ls).end()
+        if ind >= len(data) or data[ind] in b"\n#":
+            continue
+        indent = ind - ls
+        last_indent = indent
+        if ls in cut_at:
+            floor = indent
+        elif floor is None or indent < floor:
+            if floor is not None:
+                out.append((ls, ls, False))
+            floor = indent
+    out.sort()
+    return out, last_indent
+
+
+def _segments(data: bytes, lines: list[int], cuts: list, closers: bytes, syn: Syntax) -> list[Segment]:
+    bounds = [(0, None)] + [(nxt, (end, bracket)) for end, nxt, bracket in cuts]
+    segs = []
+    for i, (start, _) in enumerate(bounds):
+        nxt = bounds[i + 1][1] if i + 1 < len(bounds) else None
+        end = nxt[0] if nxt else len(data)
+        if start >= end:
+            continue
+        if nxt and nxt[1]:  # ended by an unmatched ) or ]: a continuation, not code to parse
+            segs.append(Segment(start, end, end, parse=False))
+            continue
+        safe = start if i > 0 else _safe_start(data, lines, start, end, syn)
+        segs.append(Segment(start, safe, end, b"" if nxt else closers, safe < end))
+    return segs
+
+
+def _safe_start(data: bytes, lines: list[int], start: int, end: int, syn: Syntax) -> int:
+    """The first line of the opening segment where a statement surely starts."""
+    base = None
+    if syn.indented:
+        indents = [(ls, INDENT.match(data, ls).end()) for ls in lines if start <= ls < end]
+        code = [(ls, ind - ls) for ls, ind in indents if ind < len(data) and data[ind] not in b"\n#"]
+        base = min((i for _, i in code), default=0)
+    prev_ok = False
+    for ls in lines:
+        if ls < start:
+            continue
+        if ls >= end:
+            break
+        ind = INDENT.match(data, ls).end()
+        if ind >= end or data[ind] == 10:
+            prev_ok = True
+            continue
+        head = data[ind : ind + 12]
+        ok = (ls == 0 and not data[:1].isspace()) or prev_ok or _DECLARATION.match(head) is not None
+        if base is not None and ind - ls != base:
+            ok = False
+        if ok and not _CONTINUATION.match(head):
+            return ls
+        line_end = data.find(b"\n", ind)
+        text = data[ind : line_end if 0 <= line_end < end else end].rstrip()
+        prev_ok = _ends_statement(text, syn)
+    return end
+
+
+def _ends_statement(line: bytes, syn: Syntax) -> bool:
+    if not line or line.startswith((b"//", b"#", b"*", b"/*")):
+        return True
+    last = line[-1:]
+    if syn.indented:
+        return last != b"\\" and last != b","
+    return last in b";{}" or (last.isalnum() or last in b")\"'`]") and syn.pads[-1][0] != b""
+
+
+# -- parsing a segment --------------------------------------------------------------------------
+@dataclass(slots=True)
+class Level:
+    """Units at one block level of a parsed segment; the last one may open into the next level."""
+
+    units: list[Unit]
+    header: Unit | None = None
+    """The last unit's header (up to its body) when it is a container."""
+    member_indent: int = 0
+    members: Level | None = None
+
+
+@dataclass(slots=True)
+class Parsed:
+    """A parsed segment, offsets relative to its start."""
+
+    top: Level
+    errors: int
+
+
+class UnitParser:
+    """Parses segments to units, caching by content and re-parsing each file's last segment incrementally."""
+
+    def __init__(self, max_segments: int = 4096, max_files: int = 512) -> None:
+        self.segments: OrderedDict[tuple, Parsed] = OrderedDict()
+        self.files: OrderedDict[tuple, tuple[bytes, object]] = OrderedDict()
+        self.infos: dict[tuple, tuple[str, frozenset[str], int]] = {}
+        self.max_segments, self.max_files = max_segments, max_files
+        self.incremental = True
+        self.stats = {"cached": 0, "incremental": 0, "cold": 0}
+
+    def parse_segment(self, data: bytes, seg: Segment, language: str, key: str | None, last: bool) -> Parsed:
+        region = data[seg.start : seg.end]
+        ckey = (language, region, seg.closers)
+        hit = self.segments.get(ckey)
+        if hit is not None:
+            self.segments.move_to_end(ckey)
+            self.stats["cached"] += 1
+            return hit
+        best = None
+        for pad, tail in SYNTAX[language].pads:
+            if pad and language == "python" and not region[:1].isspace():
+                continue
+            text = pad + region + seg.closers + tail
+            tree = self._tree(text, language, (key, pad) if key is not None and last else None)
+            root = tree.root_node
+            parsed = Parsed(self._level(root, text, len(pad), len(region), language, bool(pad)), _errors(root))
+            if best is None or parsed.errors < best.errors:
+                best = parsed
+            if not root.has_error:
+                break
+        self.segments[ckey] = best
+        while len(self.segments) > self.max_segments:
+            self.segments.popitem(last=False)
+        return best
+
+    def _tree(self, text: bytes, language: str, fkey: tuple | None) -> object:
+        parser = get_parser(language)
+        old = self.files.pop((language, fkey), None) if fkey is not None and self.incremental else None
+        if old is None:
+            tree = parser.parse(text)
+            self.stats["cold"] += 1
+        else:
+            tree = old[1].copy()
+            for edit in edits(old[0], text):
+                tree.edit(*edit)
+            tree = parser.parse(text, tree)
+            self.stats["incremental"] += 1
+        if fkey is not None and self.incremental:
+            self.files[(language, fkey)] = (text, tree)
+            if len(self.files) > self.max_files:
+                self.files.popitem(last=False)
+        return tree
+
+    def _level(self, node, text: bytes, offset: int, limit: int, language: str, padded: bool) -> Level:  # noqa: ANN001
+        if padded:
+            wrapper = node.children[0] if node.child_count else None
+            body = wrapper.child_by_field_name("body") if wrapper is not None else None
+            children = _members(body) if body is not None else node.children
+        else:
+            children = node.children
+        units: list[Unit] = []
+        pending = None  # attributes glued to the next item (Rust #[...])
+        last_node = None
+        for child in children:
+            if child.start_byte - offset >= limit or child.end_byte <= offset:
+                continue
+            if child.type in ("attribute_item", "inner_attribute_item") and language == "rust":
+                pending = pending if pending is not None else child.start_byte
+                continue
+            units.append(self._unit(child, text, offset, limit, language, pending))
+            pending, last_node = None, child
+        level = Level(units)
+        if last_node is not None:
+            body = _container_body(last_node)
+            if body is not None:
+                start = units[-1].start
+                head_end = _line_end(text, body.start_byte, offset, limit)
+                header_text = text[start + offset : head_end + offset]
+                level.header = Unit(start, head_end, "definition", last_node.type,
+                                    trim_defs.defines_of(last_node, language, members=False)[0],
+                                    count_tokens(header_text.decode("utf-8", "replace")))
+                level.member_indent = _member_indent(text, body, offset, limit)
+                sub = self._level_of(body, text, offset, limit, language)
+                level.members = sub
+        return level
+
+    def _level_of(self, body, text: bytes, offset: int, limit: int, language: str) -> Level:  # noqa: ANN001
+        fake = _Children(_members(body))
+        return self._level(fake, text, offset, limit, language, False)
+
+    def _unit(self, node, text: bytes, offset: int, limit: int, language: str, glued: int | None) -> Unit:  # noqa: ANN001
+        start = glued if glued is not None else node.start_byte
+        line_start = text.rfind(b"\n", offset, start) + 1
+        if line_start < offset:
+            line_start = offset
+        if not text[line_start:start].strip():
+            start = line_start
+        end = min(node.end_byte, limit + offset)
+        chunk = text[start:end]
+        ikey = (language, node.type, chunk)
+        info = self.infos.get(ikey)
+        if info is None:
+            kind = trim_defs.classify(node)
+            names, attrs = trim_defs.defines_of(node, language) if kind != "comment" else (frozenset(), frozenset())
+            if kind == "statement" and (names or attrs):
+                kind = "definition"
+            decoded = chunk.decode("utf-8", "replace")
+            idents = frozenset(IDENT.findall(code_only(decoded, language))) if kind not in ("comment", "import") else frozenset()
+            info = (kind, names, count_tokens(decoded), attrs, idents)
+            if len(self.infos) > 200_000:
+                self.infos.clear()
+            self.infos[ikey] = info
+        return Unit(start - offset, end - offset, info[0], node.type, info[1], info[2], info[3], info[4])
+
+
+class _Children:
+    """A stand-in node whose children are a container's members."""
+
+    __slots__ = ("children",)
+
+    def __init__(self, children: list) -> None:
+        self.children = children
+
+
+def _members(body) -> list:  # noqa: ANN001
+    return [c for c in body.children if c.is_named or c.type not in ("{", "}", ":", ",", ";")]
+
+
+def _container_body(node):  # noqa: ANN001, ANN202
+    return trim_defs.container_body(node)
+
+
+def _line_end(text: bytes, pos: int, offset: int, limit: int) -> int:
+    nl = text.find(b"\n", pos)
+    end = limit + offset if nl < 0 else min(nl + 1, limit + offset)
+    return end - offset
+
+
+def _member_indent(text: bytes, body, offset: int, limit: int) -> int:  # noqa: ANN001
+    for child in _members(body):
+        if child.is_named and child.start_byte - offset < limit:
+            return child.start_point[1]
+    return 0
+
+
+def _errors(root, limit: int = 20) -> int:  # noqa: ANN001
+    if not root.has_error:
+        return 0
+    count, stack = 0, [root]
+    while stack and count < limit:
+        n = stack.pop()
+        if n.is_error or n.is_missing:
+            count += 1
+        elif n.has_error:
+            stack.extend(n.children)
+    return count
+
+
+# -- edits between two versions of a file's last segment ----------------------------------------
+def common_prefix(a: bytes, b: bytes) -> int:
+    """Length of the common prefix of ``a`` and ``b`` (binary search over C comparisons)."""
+    lo, hi = 0, min(len(a), len(b))
+    if a[:hi] == b[:hi]:
+        return hi
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def edits(old: bytes, new: bytes) -> list[tuple]:
+    """``Tree.edit`` arguments turning ``old`` into ``new``: a deletion at the head when the
+    window slid down, then one replacement between the common prefix and suffix."""
+    from tree_sitter import Point
+
+    def point(data: bytes, pos: int) -> Point:
+        return Point(data.count(b"\n", 0, pos), pos - (data.rfind(b"\n", 0, pos) + 1))
+
+    out = []
+    probe = new[:64]
+    if len(probe) == 64 and not old.startswith(probe):
+        k = old.find(probe)
+        if k > 0:
+            out.append((0, k, 0, Point(0, 0), point(old, k), Point(0, 0)))
+            old = old[k:]
+    p = common_prefix(old, new)
+    s = common_prefix(old[p:][::-1], new[p:][::-1])
+    old_end, new_end = len(old) - s, len(new) - s
+    if p != old_end or p != new_end:
+        out.append((p, old_end, new_end, point(old, p), point(old, old_end), point(new, new_end)))
+    return out
+
+
+# -- from a scan and parsed segments to the units of a context ----------------------------------
+@dataclass(slots=True)
+class Outline:
+    """The units of the complete lines of a context, ready to be joined with a cursor line."""
+
+    before: list[Unit]
+    """Units of every segment but the last (absolute offsets)."""
+    last: Level | None
+    last_offset: int
+    indented: bool
+    depth: int
+    last_indent: int
+    base_indent: int
+    cache: dict = field(default_factory=dict)
+
+
+def outline(body: bytes, language: str, parser: UnitParser, key: str | None = None) -> Outline:
+    """The outline of ``body`` (the context up to the start of the cursor's line)."""
+    sc = scan(body, language)
+    before: list[Unit] = []
+    last_level, last_offset = None, len(body)
+    for i, seg in enumerate(sc.segments):
+        if seg.frag < seg.start:
+            before.append(_fragment(body, seg.frag, seg.start, language))
+        if not seg.parse:
+            continue
+        is_last = i == len(sc.segments) - 1
+        parsed = parser.parse_segment(body, seg, language, key, is_last)
+        if is_last:
+            last_level, last_offset = parsed.top, seg.start
+        elif any(u.node_type in trim_defs.SCOPE_KINDS or u.kind == "import" for u in parsed.top.units):
+            before.extend(_shift(u, seg.start) for u in parsed.top.units)
+        else:  # a closed function body: its bindings are not in scope at the cursor
+            before.extend(_shift(u, seg.start, local=True) for u in parsed.top.units)
+    base = 0
+    if last_level is not None and SYNTAX[language].indented:
+        base = INDENT.match(body, last_offset).end() - last_offset
+    return Outline(before, last_level, last_offset, SYNTAX[language].indented, sc.depth if last_level else 0,
+                   sc.last_indent, base)
+
+
+def _fragment(data: bytes, start: int, end: int, language: str) -> Unit:
+    text = data[start:end].decode("utf-8", "replace")
+    return Unit(start, end, "fragment", "fragment", frozenset(), count_tokens(text), frozenset(),
+                frozenset(IDENT.findall(code_only(text, language))))
+
+
+def _shift(u: Unit, by: int, local: bool = False) -> Unit:
+    if local:
+        return Unit(u.start + by, u.end + by, u.kind, u.node_type, frozenset(), u.tokens, frozenset(), u.idents)
+    return Unit(u.start + by, u.end + by, u.kind, u.node_type, u.defines, u.tokens, u.members, u.idents)
+
+
+def place_cursor(ol: Outline, data: bytes, cursor_line: int) -> tuple[list[Unit], list[int]]:
+    """Units of the whole context and the indices on the cursor's path (headers, then the cursor unit)."""
+    line = data[cursor_line:]
+    if ol.indented:
+        stripped = INDENT.match(line).end()
+        indent = ol.last_indent + 1 if ol.depth else stripped
+    else:
+        indent = 0
+    ckey = (indent, ol.depth)
+    shape = ol.cache.get(ckey)
+    if shape is None:
+        shape = ol.cache[ckey] = _shape(ol, indent)
+    units, path, continued = shape
+    units = list(units)
+    end = len(data)
+    if continued is not None:
+        u = units[continued]
+        text = data[u.start : end].decode("utf-8", "replace")
+        units[continued] = Unit(u.start, end, u.kind, u.node_type, u.defines, count_tokens(text), u.members, u.idents)
+        path = path + [continued]
+    else:
+        text = line.decode("utf-8", "replace")
+        kind = "definition" if _DECLARATION.match(line.lstrip()) else "statement"
+        units.append(Unit(cursor_line, end, kind, "cursor", frozenset(), count_tokens(text)))
+        path = path + [len(units) - 1]
+    return units, path
+
+
+def _shape(ol: Outline, indent: int) -> tuple[list[Unit], list[int], int | None]:
+    """Units, header path, and the index of the unit the cursor continues (None: a new unit)."""
+    units = list(ol.before)
+    path: list[int] = []
+    level, off = ol.last, ol.last_offset
+    remaining, base = ol.depth, ol.base_indent
+    while level is not None:
+        if not level.units:
+            return units, path, None
+        if ol.indented:
+            new_unit = indent <= base
+            deeper = level.members is not None and indent >= level.member_indent and indent > base
+        else:
+            new_unit = remaining == 0
+            deeper = level.members is not None and remaining >= 1
+        if new_unit:
+            units.extend(_shift(u, off) for u in level.units)
+            return units, path, None
+        if not deeper:
+            units.extend(_shift(u, off) for u in level.units)
+            return units, path, len(units) - 1
+        units.extend(_shift(u, off) for u in level.units[:-1])
+        path.append(len(units))
+        units.append(_shift(level.header, off))
+        base, remaining = level.member_indent, remaining - 1
+        level = level.members
+    return units, path, None
+
+
+def supported(language: str | None) -> bool:
+    return language in SYNTAX and language in GRAMMARS
