@@ -68,7 +68,7 @@ def write_day(logs: Path, day: str, seed: int = 0, bad_lines: int = 1, sessions:
     return path
 
 
-def write_pipeline(dir_: Path, name: str = "test", workspace: str = "ws", extra: str = "") -> Path:
+def write_pipeline(dir_: Path, name: str = "test", workspace: str = "ws", extra: str = "", report: bool = False) -> Path:
     """A pipeline file over ``dir_/logs/{date}/native/*.jsonl``."""
     text = f'''name = "{name}"
 workspace = "{workspace}"
@@ -82,7 +82,7 @@ format = "native"
 html = false
 
 [stages.report]
-enabled = false
+enabled = {"true" if report else "false"}
 {extra}'''
     path = dir_ / f"{name}.toml"
     path.write_text(text)

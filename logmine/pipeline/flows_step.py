@@ -58,10 +58,10 @@ def _events(files: list[str]) -> pl.LazyFrame:
 def flows_partition(task: tuple[list[str], flows.FlowsConfig]) -> dict[str, Any]:
     """The partial of one partition: its events' Parquet files in, additive counts out."""
     files, config = task
-    seq = flows.sequence(flows.filter_events(_events(files), config), config)
+    seq, info = flows.sequence(flows.filter_events(_events(files), config), config)
     part = flows.compute_partial(seq, config)
     out: dict[str, Any] = {f.name: getattr(part, f.name) for f in fields(part)}
-    out["sessions_table"] = graph.sessions_table(seq) if seq.height else None
+    out["sessions_table"] = graph.sessions_table(seq, info) if seq.height else None
     return out
 
 
@@ -137,7 +137,7 @@ def _patterns(ws: Any, ctx: RunContext, kept: list[str], config: flows.FlowsConf
     """Sequential patterns over every retained event (not additive: the one recomputed part)."""
     keys = [k for p in kept for k in ctx.source_keys(p)]
     lf = flows.filter_events(_events(store.partition_files(ws, "events", keys)), config)
-    seq = flows.sequence(lf, config) if config.patterns else flows.sequence(lf.head(0), config)
+    seq, _ = flows.sequence(lf if config.patterns else lf.head(0), config)
     return flows.mine_patterns(seq, config)
 
 

@@ -48,7 +48,10 @@ def _pattern_regex(pattern: str, date_rx: str) -> re.Pattern[str]:
     def glob_to_rx(text: str) -> str:
         out, i = [], 0
         while i < len(text):
-            if text.startswith("**", i):
+            if text.startswith("**/", i):  # zero or more directories
+                out.append("(?:.*/)?")
+                i += 3
+            elif text.startswith("**", i):
                 out.append(".*")
                 i += 2
             elif text[i] == "*":

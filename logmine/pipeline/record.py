@@ -148,7 +148,7 @@ def save_table(ws: Any, record: RunRecord, keep: int) -> None:
             txn.drop_partition(RUNS_TABLE, run_id)
         txn.commit()
     files = sorted((ws.root / RUNS_DIR).glob("*.json"))
-    for path in files[:-keep]:
+    for path in [p for p in files if p.stem != record.run_id][: max(0, len(files) - keep)]:
         path.unlink(missing_ok=True)
 
 

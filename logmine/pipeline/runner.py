@@ -90,15 +90,18 @@ def run_pipeline(
                 _engine_stats(ctx, rec)
             status, code = ("partial", record.EXIT_PARTIAL) if _rejected(rec) else ("ok", record.EXIT_OK)
             rec.finish(status, code)
-            if spec.stages.report.enabled:
-                _timed(rec, "report", lambda: _report(ctx, rec))
         except BaseException as exc:
-            rec.finish("failed", record.EXIT_FAILED, f"{type(exc).__name__}: {exc}")
-            if not isinstance(exc, LogmineError):
-                rec.counts["traceback"] = traceback.format_exc(limit=8)
-            _save(pipe, ws.root, rec)
+            _fail(pipe, ws.root, rec, exc)
             raise
         _save(pipe, ws.root, rec)
+        if spec.stages.report.enabled:  # after the record is saved, so the page shows this run
+            try:
+                _timed(rec, "report", lambda: _report(ctx, rec))
+            except BaseException as exc:
+                _fail(pipe, ws.root, rec, exc)
+                raise
+            rec.seconds = round(time.perf_counter() - rec._t0, 3)
+            _save(pipe, ws.root, rec)
     return rec
 
 
@@ -144,8 +147,8 @@ def _timed(rec: record.RunRecord, name: str, fn: Callable[[], dict[str, Any]]) -
 def _report(ctx: RunContext, rec: record.RunRecord) -> dict[str, Any]:
     from logmine.report import write_report
 
-    path = write_report(ctx.root, run=rec.to_json())
-    return {"file": str(path)}
+    result = write_report(ctx.root, run_id=rec.run_id, pack_dir=ctx.pipeline.pack_dir)
+    return {"file": str(result.path), "sections_missing": result.missing, "charts": result.charts}
 
 
 def _engine_stats(ctx: RunContext, rec: record.RunRecord) -> None:
@@ -156,21 +159,28 @@ def _engine_stats(ctx: RunContext, rec: record.RunRecord) -> None:
             rec.stages[stage].setdefault("engine", []).append(s.to_json())
 
 
+def _fail(pipe: Pipeline, root: Path, rec: record.RunRecord, exc: BaseException) -> None:
+    rec.finish("failed", record.EXIT_FAILED, f"{type(exc).__name__}: {exc}")
+    if not isinstance(exc, LogmineError):
+        rec.counts["traceback"] = traceback.format_exc(limit=8)
+    _save(pipe, root, rec)
+
+
 def _rejected(rec: record.RunRecord) -> bool:
     return bool(rec.counts.get("lines_rejected") or rec.counts.get("files_rejected"))
 
 
 def _save(pipe: Pipeline, root: Path, rec: record.RunRecord) -> None:
-    """Write the record file, the runs table and the metrics; never mask the run's own error."""
+    """Write the runs table row, the record file and the metrics."""
     from logmine.workspace import Workspace
 
-    record.save_file(root, rec)
     ws = None
     try:
         ws = Workspace.open(root)
         record.save_table(ws, rec, pipe.spec.retention.runs)
     except LogmineError as exc:
         log.error("could not add run %s to the runs table: %s", rec.run_id, exc)
+    record.save_file(root, rec)  # after the table: a file still "running" means no row was committed
     if pipe.spec.metrics.enabled:
         record.write_metrics(pipe.metrics_file, rec, record.last_success(ws, rec))
 

@@ -261,7 +261,7 @@ def load_pipeline(path: Path | str) -> Pipeline:
 def _describe(exc: ValidationError) -> str:
     problems = []
     for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        key = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".") or "(top level)"
         if err["type"] == "extra_forbidden":
             problems.append(f"unknown key {key!r}")
         elif err["type"] == "missing":

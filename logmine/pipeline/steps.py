@@ -142,6 +142,9 @@ def validate(ctx: RunContext, stage: ValidateStage) -> dict[str, Any]:
 
 
 # -- extra DuckDB queries ---------------------------------------------------------------------------
+QUERIES_TABLE = "pipeline_queries"
+"""name, title, file and SQL of each ``[[queries]]`` entry (the report shows them)."""
+
 def queries(ctx: RunContext) -> dict[str, Any]:
     """Run each ``[[queries]]`` SQL file over the workspace views; store its rows as ``query_<name>``."""
     specs = ctx.pipeline.spec.queries
@@ -150,15 +153,17 @@ def queries(ctx: RunContext) -> dict[str, Any]:
     import duckdb
 
     ws = ctx.workspace()
-    frames = {}
+    frames, meta = {}, []
     con = ws.connect(read_only=True)
     try:
         for q in specs:
             path = ctx.pipeline.resolve(q.file)
             if not path.is_file():
                 raise PipelineFileError(ctx.pipeline.path, f"key 'queries.{q.name}.file': {path} does not exist")
+            sql = path.read_text(encoding="utf-8")
+            meta.append({"name": q.name, "title": q.title or q.name.replace("_", " "), "file": str(path), "sql": sql})
             try:
-                frames[q.name] = pl.from_arrow(con.execute(path.read_text(encoding="utf-8")).to_arrow_table())
+                frames[q.name] = pl.from_arrow(con.sql(sql).to_arrow_table())
             except duckdb.Error as exc:
                 raise LogmineError(f"{path}: query {q.name!r} failed: {exc}") from None
     finally:
@@ -168,5 +173,6 @@ def queries(ctx: RunContext) -> dict[str, Any]:
         txn = ws.transaction()
         for name, df in frames.items():
             txn.replace_table(f"query_{name}", df)  # type: ignore[arg-type]
+        txn.replace_table(QUERIES_TABLE, pl.DataFrame(meta, schema={"name": pl.String, "title": pl.String, "file": pl.String, "sql": pl.String}))
         txn.commit()
     return {name: {"rows": df.height} for name, df in frames.items()}  # type: ignore[union-attr]

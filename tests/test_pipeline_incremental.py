@@ -1,0 +1,153 @@
+"""Nightly runs add partitions by merging partials; the result equals a full recomputation."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from pipeline_data import write_day, write_pipeline
+from polars.testing import assert_frame_equal
+
+from logmine.pipeline import run_pipeline
+from logmine.stages.flows import FlowsConfig, flows
+from logmine.stages.heatmap import HeatmapConfig, heatmap
+from logmine.stages.templates import MineConfig, mine_templates
+from logmine.workspace import Workspace
+
+DAYS = ["2026-11-26", "2026-11-27", "2026-11-28"]
+RESULT_TABLES = [
+    "flows_dfg", "flows_dfg_gaps", "flows_activities", "flows_ngrams", "flows_cooccurrence", "flows_outcomes",
+    "flows_variants", "flows_sessions", "heatmap_by_type", "heatmap_by_type_position", "heatmap_by_model_type",
+    "heatmap_by_language_type", "heatmap_by_hour_model", "heatmap_latency_time", "templates", "request_templates",
+]
+
+
+def canon(df: pl.DataFrame) -> pl.DataFrame:
+    """Row order and list columns made comparable."""
+    df = df.with_columns(pl.col(c).cast(pl.List(pl.String)).list.join("\x1f") for c, t in df.schema.items() if isinstance(t, pl.List))
+    return df.sort(df.columns, nulls_last=True)
+
+
+def assert_same_tables(a: Path, b: Path, tables: list[str] = RESULT_TABLES) -> None:
+    wa, wb = Workspace.open(a), Workspace.open(b)
+    for name in tables:
+        assert_frame_equal(canon(wa.read(name)), canon(wb.read(name)), rel_tol=1e-9, abs_tol=1e-9)
+
+
+def _logs(root: Path, days: list[str]) -> None:
+    for i, day in enumerate(days):
+        write_day(root / "logs", day, seed=i)
+
+
+@pytest.fixture(scope="module")
+def nightly(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """Day by day (--date) into one workspace, and all days at once into another."""
+    root = tmp_path_factory.mktemp("nightly")
+    _logs(root, DAYS)
+    inc = write_pipeline(root, "inc", "ws_inc")
+    records = [run_pipeline(inc, date=day) for day in DAYS]
+    full = write_pipeline(root, "full", "ws_full")
+    return {"root": root, "records": records, "full": run_pipeline(full), "inc": inc}
+
+
+def test_each_night_computes_only_its_partition(nightly) -> None:
+    for day, rec in zip(DAYS, nightly["records"], strict=True):
+        for stage in ("flows", "templates"):
+            assert rec.stages[stage]["partitions"]["computed"] == [day]
+        assert rec.stages["heatmap"]["partitions"]["computed"] == [day]
+    assert nightly["records"][2].stages["flows"]["partitions"]["reused"] == 2
+
+
+def test_incremental_equals_full_recomputation(nightly) -> None:
+    root = nightly["root"]
+    assert_same_tables(root / "ws_inc", root / "ws_full")
+
+
+def test_merged_counts_equal_the_one_shot_stages(nightly, tmp_path: Path) -> None:
+    ws = Workspace.open(nightly["root"] / "ws_full")
+    # flows: additive columns equal the one-shot stage (its p50/p95 are exact, ours from histograms)
+    pipe = {n: ws.read(f"flows_{n}") for n in ("dfg", "activities", "ngrams", "variants", "cooccurrence")}
+    one = flows(ws, FlowsConfig(patterns=False)).tables()
+    cols = ["src", "dst", "count", "sessions", "gap_mean_s", "gap_min_s", "gap_max_s", "weighted_count"]
+    assert_frame_equal(canon(pipe["dfg"].select(cols)), canon(one["flows_dfg"].select(cols)), rel_tol=1e-9)
+    for name in ("activities", "ngrams", "variants", "cooccurrence"):
+        assert_frame_equal(canon(pipe[name]), canon(one[f"flows_{name}"]), rel_tol=1e-9)
+    # heatmap: the stage's own one-shot run over the whole workspace
+    tables = {n: ws.read(n) for n in ("heatmap_by_type", "heatmap_by_model_type", "heatmap_latency_time")}
+    result = heatmap(ws, HeatmapConfig(html=False, png=False, recompute=True))
+    for name, df in tables.items():
+        assert_frame_equal(canon(df), canon(result.tables[name]), rel_tol=1e-9)
+    # templates: one single-process miner run over every prompt in partition order
+    req = ws.read("llm_requests").sort("ts", "request_id")
+    prompts = [p for p in req["prompt"].to_list() if p is not None]
+    whole = mine_templates(prompts, MineConfig(collapse_spaces=False))
+    mined = ws.read("templates")
+    assert dict(zip(mined["template_id"], mined["n_requests"], strict=True)) == whole.counts
+    assert dict(zip(mined["template_id"], mined["template"], strict=True)) == whole.templates
+
+
+def test_changed_partition_is_recomputed_and_still_equals_full(nightly, tmp_path: Path) -> None:
+    root = nightly["root"]
+    write_day(root / "logs", DAYS[1], seed=99, bad_lines=0)  # the 27th's file is replaced
+    rec = run_pipeline(nightly["inc"])
+    assert rec.stages["flows"]["partitions"]["computed"] == [DAYS[1]]
+    assert rec.stages["templates"]["partitions"]["computed"] == [DAYS[1]]
+    assert rec.status == "ok" and rec.exit_code == 0 and rec.counts["files_ingested"] == 1
+    fresh = write_pipeline(root, "fresh", "ws_fresh")
+    run_pipeline(fresh)
+    assert_same_tables(root / "ws_inc", root / "ws_fresh")
+
+
+def test_retention_drops_old_partitions_and_equals_a_run_over_the_window(tmp_path: Path) -> None:
+    _logs(tmp_path, DAYS)
+    keep = "\n[retention]\ndays = 2\nruns = 2\n"
+    path = write_pipeline(tmp_path, "kept", "ws", extra=keep)
+    for day in DAYS:
+        run_pipeline(path, date=day)
+    ws = Workspace.open(tmp_path / "ws")
+    assert sorted(ws.read("pipeline_inputs")["partition"].unique()) == DAYS[1:]
+    assert set(ws.read("flows_partial_meta")["partition"]) == set(DAYS[1:])
+    assert ws.read("events").select(pl.col("ts").min()).item().date().isoformat() >= DAYS[1]
+    assert ws.read("runs").height == 2 and len(list((tmp_path / "ws" / "runs").glob("*.json"))) == 2
+    # the same window computed from scratch
+    (tmp_path / "logs" / DAYS[0]).rename(tmp_path / "old")
+    fresh = write_pipeline(tmp_path, "fresh", "ws_fresh")
+    run_pipeline(fresh)
+    assert_same_tables(tmp_path / "ws", tmp_path / "ws_fresh", [t for t in RESULT_TABLES if not t.startswith("heatmap")])
+
+
+KILLER = r"""
+import os, signal, sys
+from logmine import workspace
+target, calls = int(sys.argv[2]), [0]
+original = workspace.Workspace._commit
+def commit(self, tables):
+    calls[0] += 1
+    if calls[0] == target:  # files of this commit written, manifest not yet: die here
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(self, tables)
+workspace.Workspace._commit = commit
+from logmine.pipeline import run_pipeline
+run_pipeline(sys.argv[1])
+"""
+
+
+@pytest.mark.parametrize("commit", [2, 4, 7], ids=["during-ingest", "before-heatmap", "before-run-record"])
+def test_killed_run_leaves_a_good_workspace_and_the_next_run_resumes(tmp_path: Path, commit: int) -> None:
+    _logs(tmp_path, DAYS[:2])
+    path = write_pipeline(tmp_path, "killed", "ws")
+    proc = subprocess.run([sys.executable, "-c", KILLER, str(path), str(commit)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    Workspace.open(tmp_path / "ws")  # the last committed state opens and its views work
+    [record] = [json.loads(p.read_text()) for p in (tmp_path / "ws" / "runs").glob("*.json")]
+    assert record["status"] == "running"
+    rec = run_pipeline(path)
+    assert rec.resumed_after == [record["run_id"]]
+    assert json.loads((tmp_path / "ws" / "runs" / f"{record['run_id']}.json").read_text())["status"] == "interrupted"
+    fresh = write_pipeline(tmp_path, "fresh", "ws_fresh")
+    run_pipeline(fresh)
+    assert_same_tables(tmp_path / "ws", tmp_path / "ws_fresh")
