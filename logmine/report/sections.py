@@ -281,17 +281,18 @@ def compression_section(src: Source, pack_dir: Path | None) -> Section:
     rows = [{"template": r["template_id"][:14], "before": r["static_tokens_before"], "after": r["static_tokens_after"]} for r in per.rows[:12]]
     if rows:
         _chart(s, "Static tokens before and after", lambda: charts.grouped(rows, "template", ["before", "after"], "Static tokens", "tokens"), per.query)
-    _secrets(s, pack_dir)
+    _secrets(src, s, pack_dir)
     return s
 
 
-def _secrets(s: Section, pack_dir: Path | None) -> None:
+def _secrets(src: Source, s: Section, pack_dir: Path | None) -> None:
     pack = (pack_dir / "pack.json") if pack_dir else None
     if pack is None or not pack.is_file():
         s.notes.append("No pack found to read the redaction counts from.")
         return
     totals = json.loads(pack.read_text(encoding="utf-8")).get("totals", {})
     q = Query("pack-secrets", str(pack), "JSON path $.totals.secrets_redacted of the published pack")
+    src.queries.append(q)
     redacted = totals.get("secrets_redacted") or {}
     s.stats.append(("secrets redacted", Cell(fmt(sum(redacted.values())), q, True)))
     if redacted:
