@@ -11,6 +11,11 @@ import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import polars as pl
+from polars.testing import assert_frame_equal
+
+from logmine.workspace import Workspace
+
 ACTIONS = ["file.open", "editor.edit", "completion.requested", "completion.shown", "completion.accepted",
            "completion.rejected", "file.save", "test.run", "build", "vcs.commit"]
 PROMPTS = [
@@ -87,3 +92,22 @@ enabled = {"true" if report else "false"}
     path = dir_ / f"{name}.toml"
     path.write_text(text)
     return path
+
+
+RESULT_TABLES = [
+    "flows_dfg", "flows_dfg_gaps", "flows_activities", "flows_ngrams", "flows_cooccurrence", "flows_outcomes",
+    "flows_variants", "flows_sessions", "heatmap_by_type", "heatmap_by_type_position", "heatmap_by_model_type",
+    "heatmap_by_language_type", "heatmap_by_hour_model", "heatmap_latency_time", "templates", "request_templates",
+]
+
+
+def canon(df: pl.DataFrame) -> pl.DataFrame:
+    """Row order and list columns made comparable."""
+    df = df.with_columns(pl.col(c).cast(pl.List(pl.String)).list.join("\x1f") for c, t in df.schema.items() if isinstance(t, pl.List))
+    return df.sort(df.columns, nulls_last=True)
+
+
+def assert_same_tables(a: Path, b: Path, tables: list[str] = RESULT_TABLES) -> None:
+    wa, wb = Workspace.open(a), Workspace.open(b)
+    for name in tables:
+        assert_frame_equal(canon(wa.read(name)), canon(wb.read(name)), rel_tol=1e-9, abs_tol=1e-9)

@@ -140,3 +140,17 @@ def test_sharded_mining_on_ray_equals_local(ray_engine) -> None:
     cut = [lines[:300], lines[300:650], lines[650:]]
     _same(mine_sharded(ray_engine, cut), mine_sharded(LocalEngine(1), cut))
     _same(mine_sharded(ray_engine, cut), mine_templates(lines))
+
+
+def test_pipeline_on_ray_equals_local(ray_engine, tmp_path: Path) -> None:
+    from pipeline_data import assert_same_tables, write_day, write_pipeline
+
+    from logmine.pipeline import run_pipeline
+
+    for i, day in enumerate(["2026-11-27", "2026-11-28"]):
+        write_day(tmp_path / "logs", day, seed=i)
+    local = run_pipeline(write_pipeline(tmp_path, "local", "ws_local"))
+    remote = run_pipeline(write_pipeline(tmp_path, "ray", "ws_ray"), engine=EngineConfig(kind="ray"))
+    assert remote.engine["engine"] == "ray" and local.engine["engine"] == "local"
+    assert remote.stages["flows"]["engine"][0]["tasks"] == 2
+    assert_same_tables(tmp_path / "ws_local", tmp_path / "ws_ray")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from pipeline_data import write_day, write_pipeline
+from pipeline_data import RESULT_TABLES, assert_same_tables, canon, write_day, write_pipeline
 from polars.testing import assert_frame_equal
 
 from logmine.pipeline import run_pipeline
@@ -19,25 +19,6 @@ from logmine.stages.templates import MineConfig, mine_templates
 from logmine.workspace import Workspace
 
 DAYS = ["2026-11-26", "2026-11-27", "2026-11-28"]
-RESULT_TABLES = [
-    "flows_dfg", "flows_dfg_gaps", "flows_activities", "flows_ngrams", "flows_cooccurrence", "flows_outcomes",
-    "flows_variants", "flows_sessions", "heatmap_by_type", "heatmap_by_type_position", "heatmap_by_model_type",
-    "heatmap_by_language_type", "heatmap_by_hour_model", "heatmap_latency_time", "templates", "request_templates",
-]
-
-
-def canon(df: pl.DataFrame) -> pl.DataFrame:
-    """Row order and list columns made comparable."""
-    df = df.with_columns(pl.col(c).cast(pl.List(pl.String)).list.join("\x1f") for c, t in df.schema.items() if isinstance(t, pl.List))
-    return df.sort(df.columns, nulls_last=True)
-
-
-def assert_same_tables(a: Path, b: Path, tables: list[str] = RESULT_TABLES) -> None:
-    wa, wb = Workspace.open(a), Workspace.open(b)
-    for name in tables:
-        assert_frame_equal(canon(wa.read(name)), canon(wb.read(name)), rel_tol=1e-9, abs_tol=1e-9)
-
-
 def _logs(root: Path, days: list[str]) -> None:
     for i, day in enumerate(days):
         write_day(root / "logs", day, seed=i)
@@ -136,7 +117,11 @@ run_pipeline(sys.argv[1])
 """
 
 
-@pytest.mark.parametrize("commit", [2, 4, 7], ids=["during-ingest", "before-heatmap", "before-run-record"])
+@pytest.mark.parametrize("commit", [
+    pytest.param(2, id="during-ingest", marks=pytest.mark.slow),
+    pytest.param(4, id="before-heatmap"),
+    pytest.param(7, id="before-run-record", marks=pytest.mark.slow),
+])
 def test_killed_run_leaves_a_good_workspace_and_the_next_run_resumes(tmp_path: Path, commit: int) -> None:
     _logs(tmp_path, DAYS[:2])
     path = write_pipeline(tmp_path, "killed", "ws")
