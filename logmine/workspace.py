@@ -13,12 +13,18 @@ source file's id or a date). A :class:`Transaction` writes new files, then repla
 over the old one. A run killed at any moment leaves the previous manifest, its files and a
 DuckDB file that still points at them; files no manifest references are removed by the next
 commit. A lock file keeps two writers apart.
+
+The data files of a commit are fsynced before the manifest names them, so the manifest never
+points at files a power cut could lose. For tests, ``LOGMINE_TEST_CRASH_AT`` set to
+``before-manifest``, ``after-manifest`` or ``after-duckdb`` makes :meth:`Workspace._commit` end the
+process (``os._exit(70)``) at that point, as a SIGKILL would.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -42,6 +48,14 @@ MANIFEST_NAME = "manifest.json"
 CONFIG_NAME = "config.json"
 LOCK_NAME = ".lock"
 PARQUET_OPTIONS = {"compression": "zstd", "compression_level": 3, "statistics": True}
+CRASH_ENV = "LOGMINE_TEST_CRASH_AT"
+CRASH_POINTS = ("before-manifest", "after-manifest", "after-duckdb")
+
+
+def _crash_point(name: str) -> None:
+    """End the process here when ``LOGMINE_TEST_CRASH_AT`` names this point (a test hook)."""
+    if os.environ.get(CRASH_ENV) == name:
+        os._exit(70)
 
 
 @dataclass
@@ -71,6 +85,19 @@ def _fsync_write(path: Path, data: bytes) -> None:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
     _fsync_dir(path.parent)
+
+
+def _leftover(name: str) -> bool:
+    """A file a run killed before its first commit may leave in a new workspace directory."""
+    return name in {LOCK_NAME, CONFIG_NAME, "data"} or (name.startswith(".") and name.endswith(".tmp"))
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -117,7 +144,7 @@ class Workspace:
             return cls.open(root)
         if root.exists() and not root.is_dir():
             raise WorkspaceError(f"{root} exists and is not a directory")
-        if root.is_dir() and any(p.name not in {LOCK_NAME, CONFIG_NAME, "data"} for p in root.iterdir()):
+        if root.is_dir() and any(not _leftover(p.name) for p in root.iterdir()):
             raise WorkspaceError(f"{root} is a non-empty directory that is not a logmine workspace; choose another -o")
         root.mkdir(parents=True, exist_ok=True)
         return cls(root, {"format_version": FORMAT_VERSION, "generation": 0, "tables": {}})
@@ -206,6 +233,13 @@ class Workspace:
         return Transaction(self)
 
     def _commit(self, tables: dict[str, TableEntry]) -> None:
+        old = {rel for e in self.tables.values() for rel in [*e.partitions.values(), e.schema_file] if rel}
+        new = {rel for e in tables.values() for rel in [*e.partitions.values(), e.schema_file] if rel} - old
+        for rel in sorted(new):
+            _fsync_file(self.root / rel)
+        for folder in sorted({(self.root / rel).parent for rel in new}):
+            _fsync_dir(folder)
+        _crash_point("before-manifest")
         manifest = {
             "format_version": FORMAT_VERSION,
             "generation": self.generation + 1,
@@ -213,15 +247,17 @@ class Workspace:
             "tables": {name: entry.to_json() for name, entry in sorted(tables.items())},
         }
         _fsync_write(self.root / MANIFEST_NAME, json.dumps(manifest, indent=1).encode())
+        _crash_point("after-manifest")
         self._manifest, self.tables = manifest, tables
         self._build_duckdb()
+        _crash_point("after-duckdb")
         self._collect_garbage()
 
     # -- DuckDB views ----------------------------------------------------------------------
     def _ensure_duckdb(self) -> None:
         """Rebuild the DuckDB file if a run died between the manifest and the DuckDB rename."""
-        if not self.duckdb_path.is_file() or _duckdb_generation(self.duckdb_path) != self.generation:
-            with contextlib.suppress(WorkspaceLockedError), self.lock():
+        if _duckdb_state(self.duckdb_path) != (self.generation, str(self.root.resolve())):
+            with contextlib.suppress(WorkspaceLockedError, OSError), self.lock():
                 self._build_duckdb()
 
     def _build_duckdb(self) -> None:
@@ -263,16 +299,20 @@ class Workspace:
             tmp.unlink(missing_ok=True)
 
 
-def _duckdb_generation(path: Path) -> int | None:
+def _duckdb_state(path: Path) -> tuple[int, str] | None:
+    """The generation and root the DuckDB file's views were built for (None: missing or unreadable)."""
     import duckdb
 
+    if not path.is_file():
+        return None
     try:
         con = duckdb.connect(str(path), read_only=True)
     except duckdb.Error:
         return None
     try:
-        return int(con.execute("SELECT generation FROM _logmine_meta").fetchone()[0])
-    except duckdb.Error:
+        generation, root = con.execute("SELECT generation, root FROM _logmine_meta").fetchone()
+        return int(generation), str(root)
+    except (duckdb.Error, TypeError):
         return None
     finally:
         con.close()
@@ -301,7 +341,9 @@ class Transaction:
         self.token = f"g{ws.generation + 1}-{uuid.uuid4().hex[:8]}"
 
     def _path(self, table: str, key: str) -> str:
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in key)[:80]
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in key)
+        if safe != key or len(safe) > 80:  # keep distinct keys apart after sanitising
+            safe = safe[:60] + "-" + hashlib.blake2b(key.encode(), digest_size=6).hexdigest()
         return f"data/{table}/{safe}.{self.token}.parquet"
 
     def _write(self, rel: str, data: pl.DataFrame | pa.Table) -> None:

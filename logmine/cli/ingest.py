@@ -18,10 +18,14 @@ def ingest(
     out: OutOption,
     input_format: Annotated[str | None, typer.Option("--input-format", help=f"Skip detection and read every file as this format: {INPUT_FORMATS}.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Re-ingest files even when unchanged.")] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for another run holding the workspace lock.")] = False,
     fmt: FormatOption = OutputFormat.table,
     quiet: QuietOption = False,
 ) -> None:
     """Ingest IDE logs into the workspace OUT (Parquet tables + OUT/logmine.duckdb).
+
+    Every line is accounted for: bad lines go to the rejects table with file, line and reason.
+    Unchanged files are skipped on the next run; changed files replace their rows.
 
     Example: logmine ingest ~/.continue/dev_data ~/.tabby/events -o ws/
     """
@@ -29,7 +33,7 @@ def ingest(
     from logmine.stages.ingest import ingest as run_ingest
 
     with progress_bar(quiet) as progress:
-        report = run_ingest(logs, out, IngestConfig(input_format=input_format, force=force), progress=progress)
+        report = run_ingest(logs, out, IngestConfig(input_format=input_format, force=force, wait=wait), progress=progress)
     if fmt is OutputFormat.json:
         emit_json(report.to_json())
         return

@@ -23,7 +23,9 @@ the last one per line.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -49,6 +51,8 @@ from logmine.records import REJECT_OVERSIZED, REQUEST_KINDS, UTC_TS
 
 CHUNK_BYTES = min(8 << 20, MAX_LINE_BYTES)
 """Bytes read at a time. At most MAX_LINE_BYTES, so only a chunk's first line can be oversized."""
+WORKERS = 2
+"""Chunks checked at once."""
 MIN_FAST_LINES = 64
 """A piece that still fails to parse after sifting is halved down to this many lines, read per line."""
 
@@ -81,7 +85,7 @@ def _read_schema() -> dict[str, pl.DataType]:
 _STRING_FIELDS = tuple(k for k, v in READ_SCHEMA.items() if v == _S and k not in {"type", "ts", "attrs", "kind"})
 
 # A string value that may be the text Polars made of a number, boolean, object or list.
-_SUSPECT = r"^(?:-?[0-9]|true$|false$|[\[{])"
+_SUSPECT = r"^(?:-?[0-9][0-9.eE+-]*$|true$|false$|[\[{])"
 _ISO_TS = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?$"
 _MS_TS = r"^[0-9]{12,13}$"
 # A key with a \uXXXX escape: the key the raw-line checks look for might be spelt that way.
@@ -98,19 +102,37 @@ class _LongLine(NamedTuple):
     blank: bool  # only ASCII whitespace
 
 
-def read(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Batch]:
-    """Read native JSONL at ``path`` into one batch per chunk; see the module docstring."""
+def read(path: Path, chunk_bytes: int = CHUNK_BYTES, workers: int = WORKERS) -> Iterator[Batch]:
+    """Read native JSONL at ``path`` into one batch per chunk, in order; see the module docstring.
+
+    ``workers`` chunks are checked at once (Polars releases the GIL, so one chunk's parse runs
+    while another's Python work does); at most ``workers + 1`` chunks are held in memory.
+    """
     number = 1
-    with open_binary(path) as fh:
-        for piece in _pieces(fh, min(chunk_bytes, MAX_LINE_BYTES)):
-            batch = Batch()
-            if isinstance(piece, _LongLine):
-                _add_long_line(batch, number, piece)
-            else:
-                _Chunk(piece, number).read_into(batch)
-            batch.bytes_read = piece.length + 1 if isinstance(piece, _LongLine) else len(piece)
-            number += batch.lines_read
-            yield batch
+    with open_binary(path) as fh, ThreadPoolExecutor(max(workers, 1), thread_name_prefix="logmine-native") as pool:
+        pending: deque[Future[Batch]] = deque()
+        try:
+            for piece in _pieces(fh, min(chunk_bytes, MAX_LINE_BYTES)):
+                pending.append(pool.submit(_read_piece, piece, number))
+                number += 1 if isinstance(piece, _LongLine) else piece.count(b"\n") + (not piece.endswith(b"\n"))
+                while len(pending) > workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def _read_piece(piece: bytes | _LongLine, number: int) -> Batch:
+    batch = Batch()
+    if isinstance(piece, _LongLine):
+        _add_long_line(batch, number, piece)
+        batch.bytes_read = piece.length + 1
+    else:
+        _Chunk(piece, number).read_into(batch)
+        batch.bytes_read = len(piece)
+    return batch
 
 
 # -- splitting the stream into line-aligned chunks ---------------------------------------------
@@ -335,10 +357,9 @@ def _uncertain_rows(df: pl.DataFrame, lines: _Lines) -> np.ndarray:
         if rows.len():
             raw = lines.column().gather(rows)
             flagged[rows.filter(~_was_string(raw, name) if name != "ts" else _maybe_digit_string(raw)).to_numpy()] = True
-    if df["token_texts"].null_count() < df.height:  # a null among the texts is a reject
-        texts = pl.col("token_texts")
-        gaps = df.select((texts.list.len() != texts.list.drop_nulls().list.len()).fill_null(False)).to_series()
-        flagged |= gaps.to_numpy()
+    if df["token_texts"].to_arrow().flatten().null_count:  # a null among the texts is a reject
+        gaps = df.select(pl.col("token_texts").list.eval(pl.element().is_null()).list.any().fill_null(False))
+        flagged |= gaps.to_series().to_numpy()
     # surrogate escapes: Polars does not reject lone ones as orjson does
     flagged |= lines.column().str.contains(r"\\u[dD][89abAB]").to_numpy()
     return flagged

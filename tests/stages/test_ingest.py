@@ -1,0 +1,217 @@
+"""The ingest stage: line accounting, file-level rejects, incremental runs, pseudonymisation."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from ingest_helpers import TABLES, assert_same_tables, event, request, table_contents, write_lines
+
+import logmine
+from logmine.errors import InputPathError, OptionError, WorkspaceLockedError
+from logmine.stages.ingest import IngestConfig, IngestReport, pseudonym
+from logmine.workspace import Workspace
+
+# Bad native lines, each with the reason prefix its reject must carry.
+BAD_LINES = [
+    (b"", "missing_field"),
+    (b"   ", "missing_field"),
+    (b'{"type":"event","ts":', "malformed_json"),
+    (b"not json at all", "malformed_json"),
+    (b'{"type":"event","ts":"2025-03-03T10:00:00Z","action":"caf\xe9"}', "invalid_utf8"),
+    (b"[1, 2, 3]", "wrong_type"),
+    (b'{"type":"event","ts":"2025-03-03T10:00:00Z","action":5}', "wrong_type"),
+    (b'{"type":"event","ts":"2025-03-03T10:00:00Z"}', "missing_field"),
+    (b'{"type":"event","action":"file.save"}', "missing_field"),
+    (b'{"type":"event","ts":"2025-03-03T10:00:00Z","action":"x","duration_ms":-5}', "absurd_value"),
+    (b'{"type":"event","ts":"1970-01-01T00:00:00Z","action":"x"}', "absurd_value"),
+    (b'{"type":"event","ts":"2999-01-01T00:00:00Z","action":"x"}', "absurd_value"),
+    (b'{"type":"llm_request","ts":1741000000000,"ttft_ms":-1}', "absurd_value"),
+    (b'{"type":"llm_request","ts":1741000000000,"prompt_tokens":"many"}', "wrong_type"),
+    (b'{"type":"llm_request","ts":1741000000000,"kind":"shout"}', "wrong_type"),
+    (b'{"type":"telemetry","ts":1741000000000}', "unknown_record"),
+    (b'{"type":"event","ts":"2025-03-03T10:00:00Z","action":"x","user_id":42}', "wrong_type"),
+]
+_good = st.integers(0, 10_000).flatmap(lambda i: st.sampled_from([event(i), request(i)]))
+_line = st.one_of(_good.map(lambda b: (b, None)), st.sampled_from(BAD_LINES))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(lines=st.lists(_line, min_size=1, max_size=60))
+def test_every_line_is_accounted_for_and_each_bad_line_is_one_reject(tmp_path_factory: pytest.TempPathFactory,
+                                                                     lines: list[tuple[bytes, str | None]]) -> None:
+    root = tmp_path_factory.mktemp("acct")
+    path = write_lines(root / "logs" / "mixed.jsonl", [raw for raw, _ in lines])
+    report = logmine.ingest([root / "logs"], root / "ws", IngestConfig(input_format="native"))
+    assert isinstance(report, IngestReport)
+    [source] = table_contents(root / "ws", "sources").to_dicts()
+    bad = {n: reason for n, (_, reason) in enumerate(lines, start=1) if reason is not None}
+    assert source["lines_read"] == len(lines) == source["lines_accepted"] + source["lines_rejected"]
+    assert source["lines_rejected"] == len(bad)
+    rejects = table_contents(root / "ws", "rejects")
+    assert rejects["source_line"].to_list() == sorted(bad)
+    assert set(rejects["source_file"]) <= {str(path)} and set(rejects["source_format"]) <= {"native"}
+    assert [r.split(":")[0] for r in rejects["reason"]] == [bad[n] for n in sorted(bad)]
+    rows = table_contents(root / "ws", "events").height + table_contents(root / "ws", "llm_requests").height
+    assert rows == source["lines_accepted"] == report.lines_accepted
+
+
+def test_fast_and_per_line_readers_make_the_same_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = [event(i) if i % 3 else request(i) for i in range(300)] + [raw for raw, _ in BAD_LINES] + [event(999)]
+    write_lines(tmp_path / "logs" / "a.jsonl", lines)
+    monkeypatch.setenv("LOGMINE_NATIVE_FAST", "0")
+    logmine.ingest(tmp_path / "logs", tmp_path / "slow")
+    monkeypatch.setenv("LOGMINE_NATIVE_FAST", "1")
+    logmine.ingest(tmp_path / "logs", tmp_path / "fast")
+    assert_same_tables(tmp_path / "slow", tmp_path / "fast")
+
+
+def test_unreadable_and_unrecognised_files_are_one_reject_each_and_the_run_goes_on(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    logs = tmp_path / "logs"
+    write_lines(logs / "good.jsonl", [event(1), request(2)])
+    (logs / "dangling.jsonl").symlink_to(logs / "missing-target.jsonl")
+    (logs / "truncated.jsonl.gz").write_bytes(gzip.compress(event(3) + b"\n" + event(4) + b"\n")[:-12])
+    (logs / "garbage.bin").write_bytes(bytes(range(256)) * 4)
+    (logs / "empty.log").write_bytes(b"")
+    with caplog.at_level(logging.WARNING, logger="logmine.stages.ingest"):
+        report = logmine.ingest(logs, tmp_path / "ws")
+    status = {Path(f.path).name: f.status for f in report.files}
+    assert status == {"good.jsonl": "ingested", "dangling.jsonl": "rejected", "truncated.jsonl.gz": "rejected",
+                      "garbage.bin": "rejected", "empty.log": "rejected"}
+    rejects = {Path(r["source_file"]).name: r for r in table_contents(tmp_path / "ws", "rejects").to_dicts()}
+    assert {name: r["source_line"] for name, r in rejects.items()} == dict.fromkeys(
+        ["dangling.jsonl", "truncated.jsonl.gz", "garbage.bin", "empty.log"], 0)
+    assert rejects["dangling.jsonl"]["reason"] == "unreadable_file: No such file or directory"
+    assert rejects["truncated.jsonl.gz"]["reason"].startswith("unreadable_file: ")
+    assert rejects["garbage.bin"]["reason"] == "unrecognised_format: no reader recognises this file; use --input-format"
+    assert rejects["empty.log"]["reason"] == "unrecognised_format: the file is empty"
+    assert {r.getMessage().split(": ")[0] for r in caplog.records} == {str(logs / n) for n in rejects}
+    assert table_contents(tmp_path / "ws", "sources")["path"].to_list() == [str(logs / "good.jsonl")]
+    assert report.summary()["files_rejected"] == 4 and report.lines_accepted == 2
+
+
+def test_unchanged_files_are_skipped_and_two_runs_leave_identical_tables(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    write_lines(logs / "a.jsonl", [event(i) for i in range(50)] + [b"{bad"])
+    write_lines(logs / "b.jsonl", [request(i) for i in range(20)])
+    first = logmine.ingest(logs, tmp_path / "ws")
+    snapshot = tmp_path / "snapshot"
+    shutil.copytree(tmp_path / "ws", snapshot)
+    second = logmine.ingest(logs, tmp_path / "ws")
+    assert [f.status for f in first.files] == ["ingested", "ingested"]
+    assert [f.status for f in second.files] == ["skipped", "skipped"]
+    for table in TABLES:
+        assert table_contents(tmp_path / "ws", table).equals(table_contents(snapshot, table))
+    assert Workspace.open(tmp_path / "ws").read("sources").equals(Workspace.open(snapshot).read("sources"))
+
+
+def test_a_changed_file_is_read_again_and_replaces_its_rows(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    write_lines(logs / "a.jsonl", [event(i) for i in range(30)] + [b"{bad"])
+    write_lines(logs / "b.jsonl", [request(i) for i in range(10)])
+    logmine.ingest(logs, tmp_path / "ws")
+    write_lines(logs / "a.jsonl", [event(i) for i in range(5)] + [event(100, action="vcs.commit")])
+    report = logmine.ingest(logs, tmp_path / "ws")
+    assert [f.status for f in report.files] == ["ingested", "skipped"]
+    events = table_contents(tmp_path / "ws", "events")
+    assert events["source_line"].to_list() == [1, 2, 3, 4, 5, 6]
+    assert events["action"].to_list()[-1] == "vcs.commit"
+    assert table_contents(tmp_path / "ws", "rejects").height == 0
+    assert table_contents(tmp_path / "ws", "llm_requests").height == 10
+    fresh = logmine.ingest(logs, tmp_path / "fresh")
+    assert fresh.lines_read == 16
+    assert_same_tables(tmp_path / "ws", tmp_path / "fresh")
+
+
+def test_force_reads_unchanged_files_again(tmp_path: Path) -> None:
+    write_lines(tmp_path / "logs" / "a.jsonl", [event(1)])
+    logmine.ingest(tmp_path / "logs", tmp_path / "ws")
+    report = logmine.ingest(tmp_path / "logs", tmp_path / "ws", IngestConfig(force=True))
+    assert [f.status for f in report.files] == ["ingested"]
+    assert table_contents(tmp_path / "ws", "events").height == 1
+
+
+def test_ids_are_positional_and_stable_when_a_file_grows(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "logs" / "a.jsonl", [event(i) for i in range(3)])
+    logmine.ingest(path, tmp_path / "ws")
+    before = table_contents(tmp_path / "ws", "events")["event_id"].to_list()
+    write_lines(path, [event(i) for i in range(4)])
+    logmine.ingest(path, tmp_path / "ws")
+    after = table_contents(tmp_path / "ws", "events")["event_id"].to_list()
+    assert after[:3] == before and len(set(after)) == 4
+    assert all(i.endswith(f":{n}:0") for n, i in enumerate(after, start=1))
+
+
+def _all_text(root: Path) -> str:
+    """Every value of every table as text, for leak checks."""
+    ws = Workspace.open(root)
+    parts = []
+    for table in ws.tables:
+        parts.append(ws.read(table).write_ndjson())
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("key_from", ["env", "config"])
+def test_user_ids_are_pseudonymised_everywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key_from: str) -> None:
+    if key_from == "config":
+        monkeypatch.delenv("LOGMINE_USER_KEY", raising=False)
+    else:
+        monkeypatch.setenv("LOGMINE_USER_KEY", "k-from-env")
+    lines = [event(1, user="alice.secret@corp"), request(2, user="alice.secret@corp"),
+             b'{"type":"event","user_id":"alice.secret@corp","ts":"yesterday","action":"x"}',
+             b'{"type":"event","user_id":"alice.secret@corp","ts":']
+    write_lines(tmp_path / "logs" / "a.jsonl", lines)
+    logmine.ingest(tmp_path / "logs", tmp_path / "ws")
+    text = _all_text(tmp_path / "ws")
+    assert "alice.secret" not in text
+    config = json.loads((tmp_path / "ws" / "config.json").read_text()) if (tmp_path / "ws" / "config.json").exists() else {}
+    key = os.environ.get("LOGMINE_USER_KEY") or config["user_key"]
+    assert key not in text
+    expected = pseudonym("alice.secret@corp", key.encode())
+    assert set(table_contents(tmp_path / "ws", "events")["user_id"]) == {expected}
+    assert set(table_contents(tmp_path / "ws", "llm_requests")["user_id"]) == {expected}
+    assert all(expected in raw for raw in table_contents(tmp_path / "ws", "rejects")["raw"])
+    if key_from == "config":
+        assert oct((tmp_path / "ws" / "config.json").stat().st_mode & 0o777) == "0o600"
+
+
+def test_progress_is_reported_in_bytes(tmp_path: Path) -> None:
+    write_lines(tmp_path / "logs" / "a.jsonl", [event(i) for i in range(100)])
+    write_lines(tmp_path / "logs" / "b.jsonl", [request(i) for i in range(10)])
+    total = sum(p.stat().st_size for p in (tmp_path / "logs").iterdir())
+    calls: list[tuple[str, int, int]] = []
+    logmine.ingest(tmp_path / "logs", tmp_path / "ws", progress=lambda d, done, t: calls.append((d, done, t)))
+    assert {t for _, _, t in calls} == {total}
+    assert [done for _, done, _ in calls] == sorted(done for _, done, _ in calls)
+    assert calls[-1] == ("ingest", total, total)
+    assert ("ingest a.jsonl", (tmp_path / "logs" / "a.jsonl").stat().st_size, total) in calls
+
+
+def test_the_workspace_inside_an_input_directory_is_not_read(tmp_path: Path) -> None:
+    write_lines(tmp_path / "a.jsonl", [event(1)])
+    logmine.ingest(tmp_path, tmp_path / "ws")
+    report = logmine.ingest(tmp_path, tmp_path / "ws")
+    assert [Path(f.path).name for f in report.files] == ["a.jsonl"]
+
+
+def test_bad_arguments_raise_logmine_errors(tmp_path: Path) -> None:
+    with pytest.raises(InputPathError, match="does not exist"):
+        logmine.ingest(tmp_path / "nope", tmp_path / "ws")
+    write_lines(tmp_path / "a.jsonl", [event(1)])
+    with pytest.raises(OptionError, match="--input-format"):
+        logmine.ingest(tmp_path / "a.jsonl", tmp_path / "ws", IngestConfig(input_format="yaml"))
+
+
+def test_a_second_writer_is_refused_while_the_lock_is_held(tmp_path: Path) -> None:
+    write_lines(tmp_path / "a.jsonl", [event(1)])
+    logmine.ingest(tmp_path / "a.jsonl", tmp_path / "ws")
+    with Workspace.open(tmp_path / "ws").lock(), pytest.raises(WorkspaceLockedError):
+        logmine.ingest(tmp_path / "a.jsonl", tmp_path / "ws")
