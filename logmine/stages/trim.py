@@ -26,6 +26,7 @@ references (the units off the cursor's path that define an identifier it uses), 
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -152,6 +153,40 @@ def references(u: Unit, bare: set[str], attrs: set[str]) -> bool:
     return not u.defines.isdisjoint(bare) or (bool(u.members) and not u.members.isdisjoint(attrs))
 
 
+@dataclass(eq=False)
+class _Plan:
+    """Per cursor shape: candidate units, their scores before the cursor's line counts, name indexes."""
+
+    opener: str
+    cand: list[int] = field(default_factory=list)
+    base: dict[int, tuple[float, float, float]] = field(default_factory=dict)
+    """(importance, recency, kind weight) from the complete lines."""
+    near: set[int] = field(default_factory=set)
+    bare: dict[str, list[int]] = field(default_factory=dict)
+    attr: dict[str, list[int]] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)
+    units: list[Unit] | None = None
+
+    def defines_of(self, i: int) -> frozenset[str]:
+        return self.units[i].defines if self.units is not None else frozenset()
+
+    def partial(self, line: str, limit: int) -> set[int]:
+        """Units defining a name that starts with the identifier typed at the cursor (when at most ``limit`` do)."""
+        m = PARTIAL.search(line[-64:])
+        word = m.group().lstrip(".-:>") if m else ""
+        if not word or word[0].isdigit():
+            return set()
+        index = self.attr if m.group() != word else self.bare
+        out: set[int] = set()
+        at = bisect.bisect_left(self.names, word)
+        while at < len(self.names) and self.names[at].startswith(word):
+            out.update(index.get(self.names[at], ()))
+            if len(out) > limit:
+                return set()
+            at += 1
+        return out
+
+
 class Trimmer:
     """Trims contexts, caching parses: reuse one per stream of requests (per process).
 
@@ -162,9 +197,9 @@ class Trimmer:
     def __init__(self, config: TrimConfig | None = None, count: Callable[[str], int] | None = None,
                  max_outlines: int = 2048, cache: bool = True) -> None:
         self.config = config or TrimConfig()
-        self.parser = UnitParser(max_segments=4096 if cache else 0)
-        self.parser.incremental = cache
         self.count = count or count_tokens
+        self.parser = UnitParser(max_segments=4096 if cache else 0, count=self.count)
+        self.parser.incremental = cache
         self.outlines: OrderedDict[tuple, tuple[Outline, dict]] = OrderedDict()
         self.max_outlines = max_outlines
         self.symbols: OrderedDict[tuple, list[str]] = OrderedDict()
@@ -179,14 +214,10 @@ class Trimmer:
         units, path, memo = self.layout(data, language, file_path)
         if not units:
             return TrimResult(code, [], [], set(), 0, 0)
-        near, whole = self._uses(data, units, path, memo, language)
+        plan = self._plan(data, units, path, memo, language)
         file_factor = lru_factor(recent_files, file_path, self.config.lru_decay)
-        later = memo.get(("later", len(units), tuple(path)))
-        if later is None:
-            later = memo[("later", len(units), tuple(path))] = last_uses(units, set(path))
-        partial = _partial_matches(units, set(path), data, self.config.partial_matches)
-        scores = self.score(units, set(path), near, whole, file_factor, recent_symbols, later, partial)
-        return self._select(data, units, set(path), scores, budget)
+        scores = self.scores(plan, data, language, file_factor, recent_symbols)
+        return self._select(data, units, set(path), scores, budget, memo)
 
     def layout(self, data: bytes, language: str | None, file_path: str | None = None) -> tuple[list[Unit], list[int], dict]:
         """Units of a prefix context and its cursor path (see :mod:`logmine.stages.trim_units`)."""
@@ -205,9 +236,7 @@ class Trimmer:
         else:
             self.outlines.move_to_end(okey)
         ol, memo = hit
-        units, path = place_cursor(ol, data, cursor_line)
-        if self.count is not count_tokens:
-            units = [_recount(u, data, self.count) for u in units]
+        units, path = place_cursor(ol, data, cursor_line, self.count)
         return units, path, memo
 
     def suffix(self, code: str, language: str | None, used: tuple[set[str], set[str]], recent_symbols: Sequence[str] = (),
@@ -250,52 +279,79 @@ class Trimmer:
         return TrimmedSlots(out, before, after)
 
     # -- scoring and selection ------------------------------------------------------------------
-    def score(self, units: list[Unit], path: set[int], near: tuple[set[str], set[str]], whole: tuple[set[str], set[str]],
-              file_factor: float, recent_symbols: Sequence[str], later: list[int] | None = None,
-              partial: set[int] = frozenset()) -> list[float]:
-        """``ast_weight x importance + (1 - ast_weight) x recency`` per unit (1.0 on the path).
-
-        ``later[i]``: how many units lie between the cursor and the latest unit using unit i's
-        names (-1: none does); see :func:`last_uses`.
-        """
+    def _plan(self, data: bytes, units: list[Unit], path: list[int], memo: dict, language: str | None) -> _Plan:
+        """What scoring needs that does not change while the cursor stays on its line (cached)."""
+        key = ("plan", len(units), tuple(path))
+        plan = memo.get(key)
+        if plan is not None:
+            return plan
         c = self.config
-        sym_rank = {s: r for r, s in enumerate(reversed(recent_symbols))}
-        scores = []
+        near, whole, opener = self._body_uses(data, units, path, language)
+        pathset = set(path)
+        later = last_uses(units, pathset)
+        plan = _Plan(opener=opener)
         for i, u in enumerate(units):
-            if i in path:
-                scores.append(1.0)
+            if i in pathset or not (u.defines or u.members):
                 continue
-            imp = KIND_WEIGHT.get(u.kind, 0.0)
-            rec = 0.0
-            if i in partial:
-                imp += c.partial_weight
-                rec = 1.0
-            if u.defines or u.members:
-                if references(u, *near):
-                    imp += c.near_weight
-                    rec = 1.0
-                elif references(u, *whole):
-                    imp += c.unit_weight
-                    rec = 1.0
-                elif later is not None and later[i] >= 0:
-                    rec = c.use_decay ** later[i]
-                if sym_rank:
-                    ranks = [sym_rank[d] for d in u.defines if d in sym_rank]
-                    if ranks:
-                        rec = max(rec, c.lru_decay ** min(ranks))
-            scores.append(c.ast_weight * min(imp, 1.0) + (1 - c.ast_weight) * rec * file_factor)
-        return scores
+            imp, rec = KIND_WEIGHT.get(u.kind, 0.0), 0.0
+            if references(u, *near):
+                imp, rec = imp + c.near_weight, 1.0
+                plan.near.add(i)
+            elif references(u, *whole):
+                imp, rec = imp + c.unit_weight, 1.0
+            elif later[i] >= 0:
+                rec = c.use_decay ** later[i]
+            plan.cand.append(i)
+            plan.base[i] = (imp, rec, KIND_WEIGHT.get(u.kind, 0.0))
+            for name in u.defines:
+                plan.bare.setdefault(name, []).append(i)
+            for name in u.members:
+                plan.attr.setdefault(name, []).append(i)
+        plan.names = sorted(set(plan.bare) | set(plan.attr))
+        plan.units = units
+        memo[key] = plan
+        return plan
 
-    def _select(self, data: bytes, units: list[Unit], path: set[int], scores: list[float], budget: int) -> TrimResult:
+    def scores(self, plan: _Plan, data: bytes, language: str | None, file_factor: float,
+               recent_symbols: Sequence[str]) -> dict[int, float]:
+        """``ast_weight x importance + (1 - ast_weight) x recency`` of each candidate unit."""
+        c = self.config
+        line = data[data.rfind(b"\n") + 1 :].decode("utf-8", "replace")
+        bare, attrs = uses(plan.opener + line, language)
+        hits: set[int] = set()
+        for name in bare:
+            hits.update(plan.bare.get(name, ()))
+        for name in attrs:
+            hits.update(plan.attr.get(name, ()))
+        partial = plan.partial(line, c.partial_matches)
+        sym_rank = {s: r for r, s in enumerate(reversed(recent_symbols))} if recent_symbols else None
+        w = c.ast_weight
+        out = {}
+        for i in plan.cand:
+            imp, rec, kind = plan.base[i]
+            if i in hits and i not in plan.near:
+                imp, rec = kind + c.near_weight, 1.0
+            if i in partial:
+                imp, rec = imp + c.partial_weight, 1.0
+            if sym_rank:
+                names = plan.defines_of(i)
+                ranks = [sym_rank[d] for d in names if d in sym_rank]
+                if ranks:
+                    rec = max(rec, c.lru_decay ** min(ranks))
+            out[i] = w * min(imp, 1.0) + (1 - w) * rec * file_factor
+        return out
+
+    def _select(self, data: bytes, units: list[Unit], path: set[int], scores: dict[int, float], budget: int,
+                memo: dict | None = None) -> TrimResult:
         kept = set(path)
         used = sum(units[i].tokens for i in path)
         cut_start = None
         if used > budget:  # the cursor's unit alone is over budget: keep its last lines
             cursor = max(path)
-            kept, cut_start = {cursor}, _tail_start(data, units[cursor], budget, self.count)
-            used = budget
+            kept = {cursor}
+            cut_start, used = self._tail(data, units[cursor], budget, {} if memo is None else memo)
         else:
-            order = sorted((i for i in range(len(units)) if i not in path), key=lambda i: (-scores[i], -i))
+            order = sorted(scores, key=lambda i: (-scores[i], -i))
             cap = self.config.max_kept or len(units)
             for i in order:
                 if scores[i] < self.config.min_score or len(kept) - len(path) >= cap:
@@ -305,30 +361,47 @@ class Trimmer:
                     kept.add(i)
                     used += t
         text = _emit(data, units, sorted(kept), cut_start)
-        return TrimResult(text, units, sorted(kept), path, self.count(text) if cut_start is not None else used,
-                          sum(u.tokens for u in units))
+        return TrimResult(text, units, sorted(kept), path, used, sum(u.tokens for u in units))
 
-    def _uses(self, data: bytes, units: list[Unit], path: list[int], memo: dict, language: str | None) -> tuple[tuple, tuple]:
-        """Identifiers of the last ``near_lines`` lines, and of the rest of the cursor's unit."""
+    def _tail(self, data: bytes, u: Unit, budget: int, memo: dict) -> tuple[int, int]:
+        """Start and tokens of the longest tail of whole lines of ``u`` (its last line at least) within budget."""
+        cursor_line = max(u.start, data.rfind(b"\n", u.start, u.end) + 1)
+        key = ("tail", u.start, cursor_line)
+        lines = memo.get(key)
+        if lines is None:  # (line start, tokens from it to the cursor's line), nearest first
+            lines, used, pos = [], 0, cursor_line
+            while pos > u.start:
+                start = max(u.start, data.rfind(b"\n", u.start, pos - 1) + 1)
+                used += self.count(data[start:pos].decode("utf-8", "replace"))
+                lines.append((start, used))
+                pos = start
+            memo[key] = lines
+        last = self.count(data[cursor_line : u.end].decode("utf-8", "replace"))
+        out = (cursor_line, last)
+        for start, used in lines:
+            if used + last > budget:
+                break
+            out = (start, used + last)
+        return out
+
+    def _body_uses(self, data: bytes, units: list[Unit], path: list[int], language: str | None) -> tuple[tuple, tuple, str]:
+        """Identifiers of the complete lines among the last ``near_lines`` up to the cursor, of the rest of
+        the cursor's unit and the headers around it, and the string/comment opener left open at its line."""
         cursor_line = data.rfind(b"\n") + 1
         cursor = units[path[-1]]
-        key = ("uses", cursor.start)
-        cached = memo.get(key)
-        if cached is None:
-            start = _nth_line_back(data, cursor_line, self.config.near_lines - 1)
-            region = min(start, cursor.start)
-            text = data[region:cursor_line].decode("utf-8", "replace")
-            cut = len(data[region:start].decode("utf-8", "replace"))
+        start = _nth_line_back(data, cursor_line, self.config.near_lines - 1)
+        region = min(start, cursor.start)
+        far, close = data[region:start].decode("utf-8", "replace"), data[start:cursor_line].decode("utf-8", "replace")
+        text = far + close
+        parts = code_only(far + "\x00" + close, language).split("\x00")
+        if len(parts) != 2:  # the near lines start inside a string or comment: blank keeping offsets
             blank = STRIP_KEEP.get(language or "", _C_KEEP)(text)
-            near_body = _split_uses(blank[cut:])
-            whole = _split_uses(blank[:cut])
-            for i in path[:-1]:
-                head = uses(data[units[i].start : units[i].end].decode("utf-8", "replace"), language)
-                whole = (whole[0] | head[0], whole[1] | head[1])
-            cached = memo[key] = (near_body, whole, open_delimiter(text, language))
-        line = uses(cached[2] + data[cursor_line:].decode("utf-8", "replace"), language)
-        near = (cached[0][0] | line[0], cached[0][1] | line[1])
-        return near, cached[1]
+            parts = [blank[: len(far)], blank[len(far) :]]
+        near, whole = _split_uses(parts[1]), _split_uses(parts[0])
+        for i in path[:-1]:
+            head = uses(data[units[i].start : units[i].end].decode("utf-8", "replace"), language)
+            whole = (whole[0] | head[0], whole[1] | head[1])
+        return near, whole, open_delimiter(text, language)
 
     def _free(self, code: str, language: str | None, used: tuple[set[str], set[str]], recent_symbols: Sequence[str], budget: int,
               head_is_path: bool) -> TrimResult:
@@ -345,7 +418,18 @@ class Trimmer:
         if not units:
             return TrimResult(code, [], [], set(), 0, 0)
         path = {0} if head_is_path and units[0].start == 0 and units[0].kind == "fragment" else set()
-        scores = self.score(units, path, used, (set(), set()), 1.0, recent_symbols)
+        plan = _Plan(opener="")
+        c = self.config
+        for i, u in enumerate(units):
+            if i in path or not (u.defines or u.members):
+                continue
+            hit = references(u, *used)
+            imp = KIND_WEIGHT.get(u.kind, 0.0) + (c.near_weight if hit else 0.0)
+            plan.cand.append(i)
+            plan.base[i] = (imp, 1.0 if hit else 0.0, KIND_WEIGHT.get(u.kind, 0.0))
+            plan.near.add(i)
+        plan.units = units
+        scores = self.scores(plan, b"", language, 1.0, recent_symbols)
         return self._select(data, units, path, scores, budget)
 
     def _remember(self, skey: tuple, res: TrimResult) -> None:
@@ -357,26 +441,6 @@ class Trimmer:
         self.symbols[skey] = lst[-32:]
         if len(self.symbols) > 4096:
             self.symbols.popitem(last=False)
-
-
-def _partial_matches(units: list[Unit], path: set[int], data: bytes, limit: int) -> set[int]:
-    """Units defining a name that starts with the identifier being typed at the cursor (when few do)."""
-    tail = data[-64:].decode("utf-8", "ignore")
-    m = PARTIAL.search(tail)
-    word = m.group().lstrip(".-:>") if m else ""
-    if not word or word[0].isdigit():
-        return set()
-    dotted = m.group() != word
-    out = set()
-    for i, u in enumerate(units):
-        if i in path:
-            continue
-        names = u.members if dotted else u.defines
-        if names and any(n.startswith(word) for n in names):
-            out.add(i)
-            if len(out) > limit:
-                return set()
-    return out
 
 
 def last_uses(units: list[Unit], path: set[int]) -> list[int]:
@@ -412,9 +476,6 @@ def _language(language: str | None, file_path: str | None) -> str | None:
     return resolve_language(language, file_path)
 
 
-def _recount(u: Unit, data: bytes, count: Callable[[str], int]) -> Unit:
-    return Unit(u.start, u.end, u.kind, u.node_type, u.defines, count(data[u.start : u.end].decode("utf-8", "replace")),
-                u.members, u.idents)
 
 
 def _line_units(data: bytes, count: Callable[[str], int]) -> list[Unit]:
@@ -443,19 +504,6 @@ def _emit(data: bytes, units: list[Unit], kept: list[int], cut_start: int | None
     return b"".join(parts).decode("utf-8", "replace")
 
 
-def _tail_start(data: bytes, u: Unit, budget: int, count: Callable[[str], int]) -> int:
-    """Start of the longest tail of whole lines of ``u`` (the cursor's line at least) within ``budget``."""
-    pos, used, best = u.end, 0, None
-    while pos > u.start:
-        line_start = max(u.start, data.rfind(b"\n", u.start, pos - 1) + 1 if pos > u.start + 1 else u.start)
-        used += count(data[line_start:pos].decode("utf-8", "replace"))
-        if used > budget and best is not None:
-            break
-        best = line_start
-        if line_start == u.start:
-            break
-        pos = line_start
-    return best if best is not None else u.start
 
 
 def _nth_line_back(data: bytes, pos: int, lines: int) -> int:

@@ -18,8 +18,10 @@ units as a cold parse.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from logmine.code import GRAMMARS, get_parser
@@ -62,6 +64,10 @@ def open_delimiter(text: str, language: str | None) -> str:
     return ""
 
 
+LAZY = -1
+"""Token count of a unit not counted yet (see :func:`finish`)."""
+
+
 def count_tokens(text: str) -> int:
     """Approximate tokens: words and single punctuation characters."""
     return len(TOKEN.findall(text))
@@ -90,27 +96,32 @@ class Syntax:
     """How to scan a language without parsing it."""
 
     tokens: re.Pattern[bytes]
-    """Strings, comments, brackets and newlines (multi-line openers matched alone)."""
-    multiline: dict[bytes, bytes]
-    """Opener -> closer of strings and comments that may span lines."""
+    """Strings and comments (whole, multi-line ones too), brackets and newlines."""
     indented: bool = False
     """Blocks by indentation (Python)."""
     pads: tuple[tuple[bytes, bytes], ...] = ((b"", b""),)
     """Wrappers (before, after) to try, in order, for a segment that does not start at top level."""
+    block_comments: bool = True
+    """``/* ... */`` comments (a context may open inside one)."""
+    member_start: re.Pattern[bytes] = re.compile(rb"(?!)")
+    """A segment starting like this is parsed inside the wrapper first."""
 
 
 _BR = rb"|[(\[{]|[)\]}]|\n"
 _SQ = rb"\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?"
+_BLOCK = rb"/\*[\s\S]*?(?:\*/|\Z)|//[^\n]*|"
 SYNTAX: dict[str, Syntax] = {
-    "python": Syntax(re.compile(rb"\"\"\"|'''|#[^\n]*|" + _SQ + _BR), {b'"""': b'"""', b"'''": b"'''"}, True,
-                     ((b"", b""), (b"class _:\n", b""))),
-    "java": Syntax(re.compile(rb"\"\"\"|/\*|//[^\n]*|" + _SQ + _BR), {b'"""': b'"""', b"/*": b"*/"}),
-    "javascript": Syntax(re.compile(rb"`|/\*|//[^\n]*|" + _SQ + _BR), {b"`": b"`", b"/*": b"*/"},
-                         pads=((b"", b""), (b"class _ {\n", b"\n}"))),
-    "go": Syntax(re.compile(rb"`|/\*|//[^\n]*|" + _SQ + _BR), {b"`": b"`", b"/*": b"*/"},
-                 pads=((b"", b""), (b"func _() {\n", b"\n}"))),
-    "rust": Syntax(re.compile(rb"r#*\"|/\*|//[^\n]*|\"(?:\\[\s\S]|[^\"\\])*\"?|'(?:\\[^'\n]{1,10}|[^'\\\n])'" + _BR),
-                   {b"/*": b"*/"}),
+    "python": Syntax(re.compile(rb'"""[\s\S]*?(?:"""|\Z)|' + rb"'''[\s\S]*?(?:'''|\Z)|#[^\n]*|" + _SQ + _BR), True,
+                     ((b"", b""), (b"class _:\n", b"")), False, re.compile(rb"[ \t]")),
+    "java": Syntax(re.compile(rb'"""[\s\S]*?(?:"""|\Z)|' + _BLOCK + _SQ + _BR)),
+    "javascript": Syntax(re.compile(rb"`(?:\\[\s\S]|[^`\\])*(?:`|\Z)|" + _BLOCK + _SQ + _BR),
+                         pads=((b"", b""), (b"class _ {\n", b"\n}")), member_start=re.compile(
+                             rb"\s*(?:(?:static|async|get|set|public|private|protected|readonly|override|abstract)\s+)*"
+                             rb"(?!(?:if|for|while|switch|catch|function|return)\b)[#\w$]+\s*(?:\([^)\n]*\)\s*(?::[^{\n]*)?\{|[?!]?:)")),
+    "go": Syntax(re.compile(rb"`[^`]*(?:`|\Z)|" + _BLOCK + _SQ + _BR), pads=((b"", b""), (b"func _() {\n", b"\n}")),
+                 member_start=re.compile(rb"\s*(?!(?:func|type|var|const|import|package)\b|//|/\*)\S")),
+    "rust": Syntax(re.compile(rb'(?<![A-Za-z0-9_])b?r(#*)"[\s\S]*?(?:"\1|\Z)|' + _BLOCK
+                              + rb"\"(?:\\[\s\S]|[^\"\\])*(?:\"|\Z)|'(?:\\[^'\n]{1,10}|[^'\\\n])'" + _BR)),
 }
 SYNTAX["typescript"] = SYNTAX["tsx"] = SYNTAX["javascript"]
 _CLOSE = {ord("("): b")", ord("["): b"]", ord("{"): b"}"}
@@ -143,55 +154,139 @@ class Scan:
     """Indentation of the last logical line (Python)."""
 
 
-def scan(data: bytes, language: str) -> Scan:
-    """Cut ``data`` (complete lines, the cursor's line excluded) into segments; see the module docstring."""
+@dataclass(slots=True)
+class Lexed:
+    """Phase one of a scan: line starts at depth 0 (and where their code starts), unmatched closers,
+    and the state at the end; kept per file so that the next context re-scans only what is new."""
+
+    data: bytes
+    head: int
+    lines: list[int]
+    inds: list[int]
+    cuts: list[tuple[int, int, bool]]
+    stack: list[int]
+    closer: bytes = b""
+    open_at: int = -1
+
+
+def scan(data: bytes, language: str, prev: Lexed | None = None) -> tuple[Scan, Lexed]:
+    """Cut ``data`` (complete lines, the cursor's line excluded) into segments; see the module docstring.
+
+    ``prev``, the previous context's lexing of the same file, is reused when ``data`` only drops
+    whole lines from its start and appends lines (the same result as scanning from scratch).
+    """
     syn = SYNTAX[language]
-    pos = _skip_open_head(data, syn)
-    stack: list[int] = []
-    lines: list[int] = [pos] if pos == 0 else []  # starts of lines beginning outside strings, at depth 0
-    cuts: list[tuple[int, int, bool]] = [] if pos == 0 else [(pos, pos, True)]
-    tokens, multiline = syn.tokens, syn.multiline
-    closer = b""
-    while True:
-        m = tokens.search(data, pos)
-        if m is None:
-            break
-        tok = m.group()
-        pos = m.end()
-        first = tok[0]
-        if first == 10:  # newline
-            if not stack:
-                lines.append(pos)
-        elif tok in multiline or (first == 114 and tok.endswith(b'"')):  # r#" raw string
-            end_tok = multiline.get(tok) or b'"' + tok[1:-1]
-            found = data.find(end_tok, pos)
-            if found < 0:
-                closer = end_tok
-                pos = len(data)
-                break
-            pos = found + len(end_tok)
-        elif len(tok) == 1 and first in _CLOSE:
-            stack.append(first)
-        elif len(tok) == 1 and first in b")]}":
-            if stack:
-                stack.pop()
-            else:
-                nl = data.find(b"\n", pos)
-                nxt = len(data) if nl < 0 else nl + 1
-                cuts.append((m.start(), nxt, first != 125))  # after ) or ]: the head was inside a call
-                lines.append(nxt)
-                pos = nxt
-    closers = closer + b"".join(_CLOSE[c] for c in reversed(stack))
+    lx = lex(data, syn, prev)
+    closers = lx.closer + b"".join(_CLOSE[c] for c in reversed(lx.stack))
     if syn.indented:
-        cuts, last_indent = _indent_cuts(data, lines, cuts)
+        cuts, last_indent = _indent_cuts(data, lx, lx.cuts)
     else:
-        last_indent = 0
-    return Scan(_segments(data, lines, cuts, closers, syn), len(stack), last_indent)
+        cuts, last_indent = lx.cuts, 0
+    return Scan(_segments(data, lx, cuts, closers, syn), len(lx.stack), last_indent), lx
+
+
+def lex(data: bytes, syn: Syntax, prev: Lexed | None = None) -> Lexed:
+    """Phase one of :func:`scan`."""
+    head = _skip_open_head(data, syn)
+    if prev is not None:
+        got = _continue(data, head, prev)
+        if got is not None:
+            _lex_from(got[0], syn, got[1])
+            return got[0]
+    lx = Lexed(data, head, [], [], [] if head == 0 else [(head, head, True)], [])
+    if head == 0:
+        lx.lines.append(0)
+        lx.inds.append(INDENT.match(data, 0).end())
+    _lex_from(lx, syn, head)
+    return lx
+
+
+def _continue(data: bytes, head: int, prev: Lexed) -> tuple[Lexed, int] | None:
+    """``prev`` moved onto ``data`` when ``data`` is ``prev.data`` less whole lines at the start plus more
+    at the end, and where lexing resumes (None: start over)."""
+    old = prev.data
+    if head != prev.head or len(old) < 64:
+        return None
+    if data.startswith(old):
+        k = 0
+    else:
+        k = old.find(data[:64], 1)
+        if k <= 0 or head != 0 or not data.startswith(old[k:]):
+            return None
+        at = bisect.bisect_left(prev.lines, k)
+        if at >= len(prev.lines) or prev.lines[at] != k:
+            return None  # the old scan was not at a clean line start there
+    end = len(old) - k
+    keep = bisect.bisect_left(prev.lines, k)
+    lines = [x - k for x in prev.lines[keep:]]
+    inds = [x - k for x in prev.inds[keep:]]
+    if lines and lines[-1] == end:  # the old last line start: its indentation may go on
+        inds[-1] = INDENT.match(data, end).end()
+    cuts = [(a - k, b - k, c) for a, b, c in prev.cuts if a >= k]
+    resume = prev.open_at - k if prev.open_at >= 0 else end
+    return Lexed(data, head, lines, inds, cuts, list(prev.stack)), resume
+
+
+def _lex_from(lx: Lexed, syn: Syntax, pos: int) -> None:
+    data = lx.data
+    stack, lines, inds, cuts = lx.stack, lx.lines, lx.inds, lx.cuts
+    n = len(data)
+    last = None
+    restart = True
+    while restart:
+        restart = False
+        for m in syn.tokens.finditer(data, pos):
+            at = m.start()
+            c = data[at]
+            if c == 10:  # newline
+                if not stack:
+                    lines.append(at + 1)
+                    inds.append(INDENT.match(data, at + 1).end())
+            elif c in _OPEN:
+                stack.append(c)
+            elif c in _CLOSING:
+                if stack:
+                    stack.pop()
+                    continue
+                nl = data.find(b"\n", at)
+                pos = n if nl < 0 else nl + 1
+                cuts.append((at, pos, c != 125))  # after ) or ]: the head was inside a call
+                lines.append(pos)
+                inds.append(INDENT.match(data, pos).end())
+                last, restart = None, pos < n
+                break
+            else:
+                last = m
+    lx.closer, lx.open_at = b"", -1
+    if last is not None and last.end() == n:
+        lx.closer = _unterminated(last.group())
+        if lx.closer:
+            lx.open_at = last.start()
+
+
+_OPEN = frozenset(b"([{")
+_CLOSING = frozenset(b")]}")
+_RAW = re.compile(rb'b?r(#*)"')
+
+
+def _unterminated(tok: bytes) -> bytes:
+    """The closer a string or comment running to the end of the data still needs (b"" if closed)."""
+    for opener, close in ((b'"""', b'"""'), (b"'''", b"'''"), (b"/*", b"*/"), (b"`", b"`")):
+        if tok.startswith(opener):
+            done = len(tok) >= len(opener) + len(close) and tok.endswith(close)
+            return b"" if done else close
+    raw = _RAW.match(tok)
+    if raw:
+        close = b'"' + raw.group(1)
+        return b"" if len(tok) > raw.end() and tok.endswith(close) else close
+    if tok.startswith(b'"') and b"\n" in tok:  # a Rust string spanning lines
+        return b"" if len(tok) > 1 and tok.endswith(b'"') and not tok.endswith(b'\\"') else b'"'
+    return b""
 
 
 def _skip_open_head(data: bytes, syn: Syntax) -> int:
     """Where code starts when the context opens inside a block comment or a docstring (else 0)."""
-    if b"/*" in syn.multiline:
+    if syn.block_comments:
         close, open_ = data.find(b"*/"), data.find(b"/*")
         if close >= 0 and (open_ < 0 or close < open_):
             return close + 2
@@ -218,15 +313,15 @@ def _closes_docstring(data: bytes, at: int) -> bool:
     return bool(prev) and not prev.endswith(b":")
 
 
-def _indent_cuts(data: bytes, lines: list[int], cuts: list[tuple[int, int, bool]]) -> tuple[list, int]:
+def _indent_cuts(data: bytes, lx: Lexed, cuts: list[tuple[int, int, bool]]) -> tuple[list, int]:
     """Add a cut before each logical line indented less than every logical line before it (Python)."""
     out = list(cuts)
     floor = None
     last_indent = 0
     cut_at = {c[1] for c in cuts}
-    for ls in lines:
-        ind = INDENT.match(data, ls).end()
-        if ind >= len(data) or data[ind] in b"\n#":
+    n = len(data)
+    for ls, ind in zip(lx.lines, lx.inds):
+        if ind >= n or data[ind] in b"\n#":
             continue
         indent = ind - ls
         last_indent = indent
@@ -240,7 +335,7 @@ def _indent_cuts(data: bytes, lines: list[int], cuts: list[tuple[int, int, bool]
     return out, last_indent
 
 
-def _segments(data: bytes, lines: list[int], cuts: list, closers: bytes, syn: Syntax) -> list[Segment]:
+def _segments(data: bytes, lx: Lexed, cuts: list, closers: bytes, syn: Syntax) -> list[Segment]:
     bounds = [(0, None)] + [(nxt, (end, bracket)) for end, nxt, bracket in cuts]
     segs = []
     for i, (start, _) in enumerate(bounds):
@@ -251,25 +346,20 @@ def _segments(data: bytes, lines: list[int], cuts: list, closers: bytes, syn: Sy
         if nxt and nxt[1]:  # ended by an unmatched ) or ]: a continuation, not code to parse
             segs.append(Segment(start, end, end, parse=False))
             continue
-        safe = start if i > 0 else _safe_start(data, lines, start, end, syn)
+        safe = start if i > 0 else _safe_start(data, lx, start, end, syn)
         segs.append(Segment(start, safe, end, b"" if nxt else closers, safe < end))
     return segs
 
 
-def _safe_start(data: bytes, lines: list[int], start: int, end: int, syn: Syntax) -> int:
+def _safe_start(data: bytes, lx: Lexed, start: int, end: int, syn: Syntax) -> int:
     """The first line of the opening segment where a statement surely starts."""
+    lo, hi = bisect.bisect_left(lx.lines, start), bisect.bisect_left(lx.lines, end)
+    rows = list(zip(lx.lines[lo:hi], lx.inds[lo:hi]))
     base = None
     if syn.indented:
-        indents = [(ls, INDENT.match(data, ls).end()) for ls in lines if start <= ls < end]
-        code = [(ls, ind - ls) for ls, ind in indents if ind < len(data) and data[ind] not in b"\n#"]
-        base = min((i for _, i in code), default=0)
+        base = min((ind - ls for ls, ind in rows if ind < end and data[ind] not in b"\n#"), default=0)
     prev_ok = False
-    for ls in lines:
-        if ls < start:
-            continue
-        if ls >= end:
-            break
-        ind = INDENT.match(data, ls).end()
+    for ls, ind in rows:
         if ind >= end or data[ind] == 10:
             prev_ok = True
             continue
@@ -317,15 +407,18 @@ class Parsed:
 class UnitParser:
     """Parses segments to units, caching by content and re-parsing each file's last segment incrementally."""
 
-    def __init__(self, max_segments: int = 4096, max_files: int = 512) -> None:
+    def __init__(self, max_segments: int = 4096, max_files: int = 512, count: Callable[[str], int] = count_tokens) -> None:
+        self.count = count
         self.segments: OrderedDict[tuple, Parsed] = OrderedDict()
         self.files: OrderedDict[tuple, tuple[bytes, object]] = OrderedDict()
+        self.lexed: dict[tuple, Lexed] = {}
         self.infos: dict[tuple, tuple[str, frozenset[str], int]] = {}
         self.max_segments, self.max_files = max_segments, max_files
         self.incremental = True
         self.stats = {"cached": 0, "incremental": 0, "cold": 0}
 
-    def parse_segment(self, data: bytes, seg: Segment, language: str, key: str | None, last: bool) -> Parsed:
+    def parse_segment(self, data: bytes, seg: Segment, language: str, key: str | None, slot: int) -> Parsed:
+        """Units of one segment; ``slot`` tells a file's segments apart for incremental re-parsing."""
         region = data[seg.start : seg.end]
         ckey = (language, region, seg.closers)
         hit = self.segments.get(ckey)
@@ -334,11 +427,15 @@ class UnitParser:
             self.stats["cached"] += 1
             return hit
         best = None
-        for pad, tail in SYNTAX[language].pads:
-            if pad and language == "python" and not region[:1].isspace():
+        syn = SYNTAX[language]
+        pads = syn.pads
+        if len(pads) > 1 and syn.member_start.match(region):
+            pads = pads[::-1]  # indented code, a class member, a function's statement: wrapper first
+        for pad, tail in pads:
+            if pad and syn.indented and not region[:1].isspace():
                 continue
             text = pad + region + seg.closers + tail
-            tree = self._tree(text, language, (key, pad) if key is not None and last else None)
+            tree = self._tree(text, language, (key, pad, slot) if key is not None else None)
             root = tree.root_node
             parsed = Parsed(self._level(root, text, len(pad), len(region), language, bool(pad)), _errors(root))
             if best is None or parsed.errors < best.errors:
@@ -378,13 +475,14 @@ class UnitParser:
         units: list[Unit] = []
         pending = None  # attributes glued to the next item (Rust #[...])
         last_node = None
-        for child in children:
-            if child.start_byte - offset >= limit or child.end_byte <= offset:
-                continue
-            if child.type in ("attribute_item", "inner_attribute_item") and language == "rust":
+        children = [c for c in children if c.start_byte - offset < limit and c.end_byte > offset]
+        final = len(children) - 1
+        for k, child in enumerate(children):
+            if child.type in ("attribute_item", "inner_attribute_item") and language == "rust" and k < final:
                 pending = pending if pending is not None else child.start_byte
                 continue
-            units.append(self._unit(child, text, offset, limit, language, pending))
+            # the last unit changes with every new line and is usually the cursor's: count it lazily
+            units.append(self._unit(child, text, offset, limit, language, pending, lazy=k == final))
             pending, last_node = None, child
         level = Level(units)
         if last_node is not None:
@@ -395,7 +493,7 @@ class UnitParser:
                 header_text = text[start + offset : head_end + offset]
                 level.header = Unit(start, head_end, "definition", last_node.type,
                                     trim_defs.defines_of(last_node, language, members=False)[0],
-                                    count_tokens(header_text.decode("utf-8", "replace")))
+                                    self.count(header_text.decode("utf-8", "replace")))
                 level.member_indent = _member_indent(text, body, offset, limit)
                 sub = self._level_of(body, text, offset, limit, language)
                 level.members = sub
@@ -405,7 +503,8 @@ class UnitParser:
         fake = _Children(_members(body))
         return self._level(fake, text, offset, limit, language, False)
 
-    def _unit(self, node, text: bytes, offset: int, limit: int, language: str, glued: int | None) -> Unit:  # noqa: ANN001
+    def _unit(self, node, text: bytes, offset: int, limit: int, language: str, glued: int | None,  # noqa: ANN001
+              lazy: bool = False) -> Unit:
         start = glued if glued is not None else node.start_byte
         line_start = text.rfind(b"\n", offset, start) + 1
         if line_start < offset:
@@ -421,13 +520,24 @@ class UnitParser:
             names, attrs = trim_defs.defines_of(node, language) if kind != "comment" else (frozenset(), frozenset())
             if kind == "statement" and (names or attrs):
                 kind = "definition"
+            if lazy:
+                return Unit(start - offset, end - offset, kind, node.type, names, LAZY, attrs)
             decoded = chunk.decode("utf-8", "replace")
             idents = frozenset(IDENT.findall(code_only(decoded, language))) if kind not in ("comment", "import") else frozenset()
-            info = (kind, names, count_tokens(decoded), attrs, idents)
+            info = (kind, names, self.count(decoded), attrs, idents)
             if len(self.infos) > 200_000:
                 self.infos.clear()
             self.infos[ikey] = info
         return Unit(start - offset, end - offset, info[0], node.type, info[1], info[2], info[3], info[4])
+
+
+def finish(u: Unit, body: bytes, language: str, count: Callable[[str], int]) -> Unit:
+    """A lazily built unit with its token count and identifiers filled in."""
+    if u.tokens != LAZY:
+        return u
+    decoded = body[u.start : u.end].decode("utf-8", "replace")
+    idents = frozenset(IDENT.findall(code_only(decoded, language))) if u.kind not in ("comment", "import") else frozenset()
+    return Unit(u.start, u.end, u.kind, u.node_type, u.defines, count(decoded), u.members, idents)
 
 
 class _Children:
@@ -524,37 +634,45 @@ class Outline:
     depth: int
     last_indent: int
     base_indent: int
+    body: bytes = b""
+    language: str = ""
+    count: Callable[[str], int] = count_tokens
     cache: dict = field(default_factory=dict)
 
 
 def outline(body: bytes, language: str, parser: UnitParser, key: str | None = None) -> Outline:
     """The outline of ``body`` (the context up to the start of the cursor's line)."""
-    sc = scan(body, language)
+    lkey = (language, key)
+    sc, lx = scan(body, language, parser.lexed.pop(lkey, None) if key is not None and parser.incremental else None)
+    if key is not None and parser.incremental:
+        parser.lexed[lkey] = lx
+        if len(parser.lexed) > parser.max_files:
+            parser.lexed.pop(next(iter(parser.lexed)))
     before: list[Unit] = []
     last_level, last_offset = None, len(body)
     for i, seg in enumerate(sc.segments):
         if seg.frag < seg.start:
-            before.append(_fragment(body, seg.frag, seg.start, language))
+            before.append(_fragment(body, seg.frag, seg.start, language, parser.count))
         if not seg.parse:
             continue
         is_last = i == len(sc.segments) - 1
-        parsed = parser.parse_segment(body, seg, language, key, is_last)
+        parsed = parser.parse_segment(body, seg, language, key, -1 if is_last else i)
         if is_last:
             last_level, last_offset = parsed.top, seg.start
-        elif any(u.node_type in trim_defs.SCOPE_KINDS or u.kind == "import" for u in parsed.top.units):
-            before.extend(_shift(u, seg.start) for u in parsed.top.units)
-        else:  # a closed function body: its bindings are not in scope at the cursor
-            before.extend(_shift(u, seg.start, local=True) for u in parsed.top.units)
+        else:
+            # a closed function body's bindings are not in scope at the cursor
+            local = not any(u.node_type in trim_defs.SCOPE_KINDS or u.kind == "import" for u in parsed.top.units)
+            before.extend(finish(_shift(u, seg.start, local), body, language, parser.count) for u in parsed.top.units)
     base = 0
     if last_level is not None and SYNTAX[language].indented:
         base = INDENT.match(body, last_offset).end() - last_offset
     return Outline(before, last_level, last_offset, SYNTAX[language].indented, sc.depth if last_level else 0,
-                   sc.last_indent, base)
+                   sc.last_indent, base, body=body, language=language, count=parser.count)
 
 
-def _fragment(data: bytes, start: int, end: int, language: str) -> Unit:
+def _fragment(data: bytes, start: int, end: int, language: str, count: Callable[[str], int]) -> Unit:
     text = data[start:end].decode("utf-8", "replace")
-    return Unit(start, end, "fragment", "fragment", frozenset(), count_tokens(text), frozenset(),
+    return Unit(start, end, "fragment", "fragment", frozenset(), count(text), frozenset(),
                 frozenset(IDENT.findall(code_only(text, language))))
 
 
@@ -564,7 +682,7 @@ def _shift(u: Unit, by: int, local: bool = False) -> Unit:
     return Unit(u.start + by, u.end + by, u.kind, u.node_type, u.defines, u.tokens, u.members, u.idents)
 
 
-def place_cursor(ol: Outline, data: bytes, cursor_line: int) -> tuple[list[Unit], list[int]]:
+def place_cursor(ol: Outline, data: bytes, cursor_line: int, count: Callable[[str], int] = count_tokens) -> tuple[list[Unit], list[int]]:
     """Units of the whole context and the indices on the cursor's path (headers, then the cursor unit)."""
     line = data[cursor_line:]
     if ol.indented:
@@ -575,19 +693,23 @@ def place_cursor(ol: Outline, data: bytes, cursor_line: int) -> tuple[list[Unit]
     ckey = (indent, ol.depth)
     shape = ol.cache.get(ckey)
     if shape is None:
-        shape = ol.cache[ckey] = _shape(ol, indent)
-    units, path, continued = shape
+        units, path, continued = _shape(ol, indent)
+        body_tokens = 0
+        if continued is not None:
+            body_tokens = count(data[units[continued].start : cursor_line].decode("utf-8", "replace"))
+        shape = ol.cache[ckey] = (units, path, continued, body_tokens)
+    units, path, continued, body_tokens = shape
     units = list(units)
     end = len(data)
+    line_tokens = count(line.decode("utf-8", "replace"))
     if continued is not None:
         u = units[continued]
-        text = data[u.start : end].decode("utf-8", "replace")
-        units[continued] = Unit(u.start, end, u.kind, u.node_type, u.defines, count_tokens(text), u.members, u.idents)
+        units[continued] = Unit(u.start, end, u.kind, u.node_type, u.defines, body_tokens + line_tokens, u.members,
+                                u.idents)
         path = path + [continued]
     else:
-        text = line.decode("utf-8", "replace")
         kind = "definition" if _DECLARATION.match(line.lstrip()) else "statement"
-        units.append(Unit(cursor_line, end, kind, "cursor", frozenset(), count_tokens(text)))
+        units.append(Unit(cursor_line, end, kind, "cursor", frozenset(), line_tokens))
         path = path + [len(units) - 1]
     return units, path
 
@@ -608,7 +730,8 @@ def _shape(ol: Outline, indent: int) -> tuple[list[Unit], list[int], int | None]
             new_unit = remaining == 0
             deeper = level.members is not None and remaining >= 1
         if new_unit:
-            units.extend(_shift(u, off) for u in level.units)
+            units.extend(_shift(u, off) for u in level.units[:-1])
+            units.append(finish(_shift(level.units[-1], off), ol.body, ol.language, ol.count))
             return units, path, None
         if not deeper:
             units.extend(_shift(u, off) for u in level.units)
