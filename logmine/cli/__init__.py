@@ -72,10 +72,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
     except Exception as exc:  # click usage errors arrive here in non-standalone mode
         import click
+        from typer._click import exceptions as vendored  # typer vendors click: its errors are not click's
 
-        if isinstance(exc, click.exceptions.Exit):
+        if isinstance(exc, (click.exceptions.Exit, typer.Exit)):
             sys.exit(exc.exit_code)
-        if isinstance(exc, click.ClickException):
+        if isinstance(exc, (click.ClickException, vendored.ClickException)):
             typer.echo(f"Error: {exc.format_message()}", err=True)
-            sys.exit(1 if not isinstance(exc, click.UsageError) else 2)
+            sys.exit(1 if not isinstance(exc, (click.UsageError, vendored.UsageError)) else 2)
         raise
