@@ -14,7 +14,7 @@ import pytest
 
 from logmine.engine import EngineConfig, LocalEngine, from_wire, make_engine, to_wire
 from logmine.errors import MissingDependencyError, OptionError
-from logmine.pipeline.templates_step import merge_shards, mine_shard, mine_sharded
+from logmine.pipeline.templates_step import merge_prompt_shards, merge_shards, mine_prompt_shard, mine_shard, mine_sharded
 from logmine.stages.templates import MineConfig, mine_templates
 
 
@@ -133,6 +133,34 @@ def test_sharded_prompt_mining_keeps_whitespace_and_equals_one_run() -> None:
     merged = merge_shards([mine_shard((lines[:100], config)), mine_shard((lines[100:], config))], config)
     _same(merged, whole)
     assert any("\n\n" in t for t in merged.templates.values())
+
+
+def _prompt_records(n: int, seed: int) -> list[dict[str, object]]:
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n):
+        prefix = f"def f{i}(x):\n    return x + {rnd.randrange(100)}\n"
+        kind = rnd.randrange(3)
+        if kind == 0:
+            prompt = f"<|fim_prefix|>{prefix}<|fim_suffix|>\n<|fim_middle|>"
+        elif kind == 1:
+            prompt = f"You are a helpful assistant.\n\nExplain this code from src/m{i % 7}.py:\n```python\n{prefix}```\nBe brief."
+        else:
+            prompt = f"Rewrite the selection in src/m{i % 5}.py to be faster.\nSelection:\n{prefix}\nAnswer with code only."
+        out.append({"prompt": prompt, "prefix": prefix if kind == 0 else None, "file_path": f"src/m{i % 7}.py", "language": "python"})
+    return out
+
+
+def test_sharded_prompt_miner_equals_mine_prompts() -> None:
+    from logmine.stages.templates_prompts import PROMPT_CONFIG, mine_prompts
+
+    records = _prompt_records(240, seed=3)
+    whole = mine_prompts(records)
+    cuts = [records[:50], records[50:170], records[170:]]
+    shards = [mine_prompt_shard((cut, PROMPT_CONFIG, True)) for cut in cuts]
+    merged = merge_prompt_shards(shards, PROMPT_CONFIG)
+    _same(merged, whole)
+    assert 3 <= len(whole.templates) <= 10 and any("{prefix}" in t for t in whole.templates.values())
 
 
 def test_sharded_mining_on_ray_equals_local(ray_engine) -> None:

@@ -15,7 +15,7 @@ from polars.testing import assert_frame_equal
 from logmine.pipeline import run_pipeline
 from logmine.stages.flows import FlowsConfig, flows
 from logmine.stages.heatmap import HeatmapConfig, heatmap
-from logmine.stages.templates import MineConfig, mine_templates
+from logmine.stages.templates_prompts import mine_prompts
 from logmine.workspace import Workspace
 
 DAYS = ["2026-11-26", "2026-11-27", "2026-11-28"]
@@ -62,13 +62,14 @@ def test_merged_counts_equal_the_one_shot_stages(nightly, tmp_path: Path) -> Non
     result = heatmap(ws, HeatmapConfig(html=False, png=False, recompute=True))
     for name, df in tables.items():
         assert_frame_equal(canon(df), canon(result.tables[name]), rel_tol=1e-9)
-    # templates: one single-process miner run over every prompt in partition order
-    req = ws.read("llm_requests").sort("ts", "request_id")
-    prompts = [p for p in req["prompt"].to_list() if p is not None]
-    whole = mine_templates(prompts, MineConfig(collapse_spaces=False))
+    # templates: one single-process prompt-miner run over every request, partitions in date order
+    req = ws.read("llm_requests").filter(pl.col("prompt").is_not_null()).sort("ts", "request_id")
+    whole = mine_prompts(req.to_dicts())
     mined = ws.read("templates")
     assert dict(zip(mined["template_id"], mined["n_requests"], strict=True)) == whole.counts
     assert dict(zip(mined["template_id"], mined["template"], strict=True)) == whole.templates
+    assigned = dict(ws.read("request_templates").select("request_id", "template_id").iter_rows())
+    assert [assigned[r] for r in req["request_id"]] == whole.assignments
 
 
 def test_changed_partition_is_recomputed_and_still_equals_full(nightly, tmp_path: Path) -> None:

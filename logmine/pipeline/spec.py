@@ -116,8 +116,12 @@ class HeatmapStage(_Strict):
 
 class TemplatesStage(_Strict):
     enabled: bool = True
+    miner: Literal["prompts", "lines"] = "prompts"
+    """``prompts``: the prompt miner (record values and code become placeholders); ``lines``: the plain line miner on ``column``."""
+    find_code: bool = True
+    """Prompts: find code by its shape (fences, FIM regions, parsable paragraphs) and make it slots."""
     column: Literal["prompt", "completion", "prefix"] = "prompt"
-    """The llm_requests column whose texts are mined."""
+    """Lines: the llm_requests column whose texts are mined."""
     collapse_spaces: bool = False
     typed_masks: bool = False
     max_units: int = Field(50_000, ge=100)

@@ -27,14 +27,15 @@ from logmine.masking import Masker
 from logmine.pipeline import partials as store
 from logmine.pipeline.context import RunContext
 from logmine.pipeline.spec import TemplatesStage
-from logmine.stages.templates import MineConfig, MineResult, MinerState, TemplateMiner, finalize
+from logmine.stages.templates import MineConfig, MineResult, MinerState, Regroup, TemplateMiner, finalize, template_id
 
 log = logging.getLogger(__name__)
 
 STAGE = "templates"
-VERSION = 1
+VERSION = 2
 UNITS = "templates_partial_units"
 LINES = "templates_partial_lines"
+SLOTS = "templates_partial_slots"
 UNITS_SCHEMA: dict[str, pl.DataType] = {
     "unit": pl.Int64(), "tokens": pl.List(pl.String()), "seps": pl.List(pl.String()), "weight": pl.Int64(),
     "first_line": pl.Int64(), "compacted": pl.Boolean(),
@@ -67,8 +68,12 @@ def mine_shard(task: tuple[list[str], MineConfig]) -> tuple[pl.DataFrame, pl.Ser
     return shard_frames(miner.state)
 
 
-def merge_shards(shards: Sequence[tuple[pl.DataFrame, pl.Series]], config: MineConfig) -> MineResult:
-    """The templates of all shards' lines (in shard order), from the shards' units."""
+def merge_shards(shards: Sequence[tuple[pl.DataFrame, pl.Series]], config: MineConfig, regroup: Regroup | None = None) -> MineResult:
+    """The templates of all shards' lines (in shard order), from the shards' units.
+
+    Units new in a later shard are added after the earlier shards' ones, in the order the
+    shard first saw them: the unit order of one run over all lines, so even an order-dependent
+    ``regroup`` (the prompt miner's anchor merge) sees what it would have seen."""
     state = MinerState()
     by_content: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
     offset = 0
@@ -85,7 +90,7 @@ def merge_shards(shards: Sequence[tuple[pl.DataFrame, pl.Series]], config: MineC
             local[unit] = g
         state.line_units.extend(local[u] for u in line_units.to_list())
         offset += len(line_units)
-    return finalize(state, config, Masker(config.mask_rules, config.typed_masks).wildcards)
+    return finalize(state, config, Masker(config.mask_rules, config.typed_masks).wildcards, regroup)
 
 
 def mine_sharded(engine: Any, shards: Sequence[list[str]], config: MineConfig | None = None) -> MineResult:
@@ -95,53 +100,106 @@ def mine_sharded(engine: Any, shards: Sequence[list[str]], config: MineConfig | 
     return merge_shards(mined, config)
 
 
+# -- prompts: record values and code become placeholders first (logmine.stages.templates_prompts) -----
+PROMPT_COLUMNS = ("request_id", "ts", "prompt", "prefix", "suffix", "selection", "file_path", "language", "attrs")
+
+
+def mine_prompt_shard(task: tuple[list[dict[str, Any]], MineConfig, bool]) -> dict[str, Any]:
+    """Mine one shard of prompt records as :func:`~logmine.stages.templates_prompts.mine_prompts`
+    does; return its units, each record's unit and the code slots' texts."""
+    from logmine.stages import templates_prompts as tp
+
+    records, config, find_code = task
+    miner = TemplateMiner(config, regroup=tp.merge_by_anchors)
+    slots = tp.SlotStore() if find_code else None
+    for rec in records:
+        miner.add(tp.skeleton(rec["prompt"], tp.record_values(rec), slots))
+    units, line_units = shard_frames(miner.state)
+    texts = slots.texts if slots is not None else {}
+    return {"units": units, "line_units": line_units,
+            "slots": pl.DataFrame({"sid": list(texts), "text": list(texts.values())}, schema={"sid": pl.String, "text": pl.String})}
+
+
+def merge_prompt_shards(shards: Sequence[dict[str, Any]], config: MineConfig) -> MineResult:
+    """The prompt templates of all shards (same as one ``mine_prompts`` run over their records)."""
+    from logmine.stages import templates_prompts as tp
+
+    result = merge_shards([(s["units"], s["line_units"]) for s in shards], config, tp.merge_by_anchors)
+    store = tp.SlotStore()
+    for s in shards:
+        store.texts.update(dict(s["slots"].iter_rows()))
+    rename = {tid: template_id(store.restore(text)) for tid, text in result.templates.items()}
+    templates = {rename[tid]: store.restore(text) for tid, text in result.templates.items()}
+    counts: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for tid, n in result.counts.items():
+        counts[rename[tid]] = counts.get(rename[tid], 0) + n
+    for tid, line in result.first_line.items():
+        first[rename[tid]] = min(first.get(rename[tid], line), line)
+    order = sorted(templates, key=lambda t: (-counts[t], t))
+    return MineResult([rename[t] for t in result.assignments], {t: templates[t] for t in order}, counts, first, result.state)
+
+
 # -- the pipeline step -------------------------------------------------------------------------------
 def config_of(stage: TemplatesStage) -> MineConfig:
-    return MineConfig(collapse_spaces=stage.collapse_spaces, typed_masks=stage.typed_masks, max_units=stage.max_units)
+    collapse = stage.collapse_spaces and stage.miner == "lines"  # prompts always keep whitespace
+    return MineConfig(collapse_spaces=collapse, typed_masks=stage.typed_masks, max_units=stage.max_units)
 
 
-def templates_partition(task: tuple[list[str], str, MineConfig]) -> dict[str, Any]:
-    """Mine one date partition's requests (their ``column`` texts, in time order)."""
-    files, column, config = task
-    if files:
-        rows = (pl.scan_parquet(files).select("request_id", "ts", column).filter(pl.col(column).is_not_null())
-                .sort("ts", "request_id", nulls_last=True).collect())
+def requests_in_order(files: list[str], columns: Sequence[str], text: str) -> pl.DataFrame:
+    """The partition's requests that have ``text``, in time order (ties by request id)."""
+    if not files:
+        return pl.DataFrame(schema={"request_id": pl.String, text: pl.String})
+    lf = pl.scan_parquet(files)
+    names = lf.collect_schema().names()
+    return (lf.select([c for c in columns if c in names]).filter(pl.col(text).is_not_null())
+            .sort("ts", "request_id", nulls_last=True).collect())
+
+
+def templates_partition(task: tuple[list[str], TemplatesStage, MineConfig]) -> dict[str, Any]:
+    """Mine one date partition's requests: prompts as records (``miner = "prompts"``) or a column's texts as lines."""
+    files, stage, config = task
+    if stage.miner == "prompts":
+        rows = requests_in_order(files, PROMPT_COLUMNS, "prompt")
+        mined = mine_prompt_shard((rows.to_dicts(), config, stage.find_code))
+        units, line_units, slots = mined["units"], mined["line_units"], mined["slots"]
     else:
-        rows = pl.DataFrame(schema={"request_id": pl.String, "ts": pl.Datetime("us", "UTC"), column: pl.String})
-    units, line_units = mine_shard((rows[column].to_list(), config))
-    return {"units": units, "lines": pl.DataFrame({"request_id": rows["request_id"], "unit": line_units})}
+        rows = requests_in_order(files, ("request_id", "ts", stage.column), stage.column)
+        units, line_units = mine_shard((rows[stage.column].to_list(), config))
+        slots = pl.DataFrame(schema={"sid": pl.String, "text": pl.String})
+    return {"units": units, "lines": pl.DataFrame({"request_id": rows["request_id"], "unit": line_units}), "slots": slots}
 
 
 def run(ctx: RunContext, stage: TemplatesStage) -> dict[str, Any]:
     config = config_of(stage)
-    settings = {"column": stage.column, "collapse": stage.collapse_spaces, "typed": stage.typed_masks, "max_units": stage.max_units}
+    settings = stage.model_dump(exclude={"enabled"})
     fps = ctx.stage_fingerprints(STAGE, settings, VERSION)
     ws = ctx.workspace()
     with ws.lock():
         ws = ws.reload()
         p = store.plan(ws, STAGE, fps, UNITS)
-        tasks = [(store.partition_files(ws, "llm_requests", ctx.source_keys(k)), stage.column, config) for k in p.compute]
+        tasks = [(store.partition_files(ws, "llm_requests", ctx.source_keys(k)), stage, config) for k in p.compute]
         results = ctx.engine.map(templates_partition, tasks, label="templates partitions")
         txn = ws.transaction()
         new = {}
         for key, res in zip(p.compute, results, strict=True):
-            txn.put_partition(UNITS, key, res["units"])
-            txn.put_partition(LINES, key, res["lines"])
+            for table, name in ((UNITS, "units"), (LINES, "lines"), (SLOTS, "slots")):
+                txn.put_partition(table, key, res[name])
             new[key] = res
-        store.drop(txn, [UNITS, LINES], p.gone)
-        shards = []
-        request_ids: list[str] = []
-        for key in p.kept:
-            res = new.get(key) or {"units": store.stored_frame(ws, UNITS, key), "lines": store.stored_frame(ws, LINES, key)}
-            shards.append((res["units"], res["lines"]["unit"]))
-            request_ids.extend(res["lines"]["request_id"].to_list())
-        result = merge_shards(shards, config)
+        store.drop(txn, [UNITS, LINES, SLOTS], p.gone)
+        shards = [new.get(k) or {name: store.stored_frame(ws, table, k) for table, name in ((UNITS, "units"), (LINES, "lines"), (SLOTS, "slots"))}
+                  for k in p.kept]
+        request_ids = [rid for s in shards for rid in s["lines"]["request_id"].to_list()]
+        if stage.miner == "prompts":
+            result = merge_prompt_shards([{"units": s["units"], "line_units": s["lines"]["unit"], "slots": s["slots"]} for s in shards], config)
+        else:
+            result = merge_shards([(s["units"], s["lines"]["unit"]) for s in shards], config)
         templates, assignments = _tables(result, request_ids)
         txn.replace_table("templates", templates)
         txn.replace_table("request_templates", assignments)
         store.write_state(txn, STAGE, p, ctx.run_id)
         txn.commit()
-    compacted = sum(1 for units, _ in shards if units.height and units["compacted"][0])
+    compacted = sum(1 for s in shards if s["units"].height and s["units"]["compacted"][0])
     return {"partitions": p.to_json(), "requests": len(request_ids), "templates": templates.height, "compacted_partitions": compacted}
 
 
