@@ -19,6 +19,7 @@ _API = {
     "generate_sample": ("logmine.sample", "generate"), "SampleConfig": ("logmine.sample", "SampleConfig"), "SampleReport": ("logmine.sample", "SampleReport"),
     "flows": ("logmine.stages.flows", "flows"), "FlowsConfig": ("logmine.stages.flows", "FlowsConfig"), "FlowsResult": ("logmine.stages.flows", "FlowsResult"),
     "heatmap": ("logmine.stages.heatmap", "heatmap"), "HeatmapConfig": ("logmine.stages.heatmap", "HeatmapConfig"), "HeatmapResult": ("logmine.stages.heatmap", "HeatmapResult"),
+    "run_pipeline": ("logmine.pipeline", "run_pipeline"), "load_pipeline": ("logmine.pipeline", "load_pipeline"), "RunRecord": ("logmine.pipeline", "RunRecord"), "write_report": ("logmine.report", "write_report"), "make_engine": ("logmine.engine", "make_engine"), "EngineConfig": ("logmine.engine", "EngineConfig"),
 }
 
 __all__ = sorted(_API)
