@@ -214,6 +214,8 @@ class Trimmer:
         units, path, memo = self.layout(data, language, file_path)
         if not units:
             return TrimResult(code, [], [], set(), 0, 0)
+        if not supported(language):  # no grammar: the lines nearest the cursor
+            return self._lines(data, units, budget, from_end=True)
         plan = self._plan(data, units, path, memo, language)
         file_factor = lru_factor(recent_files, file_path, self.config.lru_decay)
         scores = self.scores(plan, data, language, file_factor, recent_symbols)
@@ -363,6 +365,22 @@ class Trimmer:
         text = _emit(data, units, sorted(kept), cut_start)
         return TrimResult(text, units, sorted(kept), path, used, sum(u.tokens for u in units))
 
+    def _lines(self, data: bytes, units: list[Unit], budget: int, from_end: bool) -> TrimResult:
+        """The fallback without a grammar: whole lines nearest the cursor (the end, or the start) within budget."""
+        order = range(len(units) - 1, -1, -1) if from_end else range(len(units))
+        kept, used = [], 0
+        for i in order:
+            if used + units[i].tokens > budget:
+                break
+            kept.append(i)
+            used += units[i].tokens
+        kept.sort()
+        path = {len(units) - 1} if from_end else set()
+        if from_end and not kept:  # the cursor's line alone is over budget: its end
+            return self._select(data, units, path, {}, budget)
+        text = data[units[kept[0]].start : units[kept[-1]].end].decode("utf-8", "replace") if kept else ""
+        return TrimResult(text, units, kept, path & set(kept), used, sum(u.tokens for u in units))
+
     def _tail(self, data: bytes, u: Unit, budget: int, memo: dict) -> tuple[int, int]:
         """Start and tokens of the longest tail of whole lines of ``u`` (its last line at least) within budget."""
         cursor_line = max(u.start, data.rfind(b"\n", u.start, u.end) + 1)
@@ -377,12 +395,49 @@ class Trimmer:
                 pos = start
             memo[key] = lines
         last = self.count(data[cursor_line : u.end].decode("utf-8", "replace"))
+        if last > budget:  # the cursor's line alone: its end
+            return self._line_tail(data, cursor_line, u.end, budget)
         out = (cursor_line, last)
         for start, used in lines:
             if used + last > budget:
                 break
             out = (start, used + last)
         return out
+
+    def _head(self, data: bytes, units: list[Unit], path: set[int], budget: int) -> TrimResult:
+        """The first whole lines of the suffix that fit (a cut first line when even it does not)."""
+        pos, used = 0, 0
+        while pos < len(data):
+            nl = data.find(b"\n", pos)
+            end = len(data) if nl < 0 else nl + 1
+            t = self.count(data[pos:end].decode("utf-8", "replace"))
+            if used + t > budget:
+                break
+            pos, used = end, used + t
+        if pos == 0:  # the first line alone is over budget: its start
+            lo, hi = 0, data.find(b"\n") if b"\n" in data else len(data)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if self.count(data[:mid].decode("utf-8", "ignore")) <= budget:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            pos, used = lo, self.count(data[:lo].decode("utf-8", "ignore"))
+        text = data[:pos].decode("utf-8", "ignore")
+        return TrimResult(text, units, sorted(path), path, used, sum(u.tokens for u in units))
+
+    def _line_tail(self, data: bytes, start: int, end: int, budget: int) -> tuple[int, int]:
+        """The shortest start in ``[start, end)`` whose text up to ``end`` fits ``budget`` (binary search)."""
+        lo, hi = start, end
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.count(data[mid:end].decode("utf-8", "replace")) <= budget:
+                hi = mid
+            else:
+                lo = mid + 1
+        while lo < end and data[lo] & 0xC0 == 0x80:  # not inside a UTF-8 sequence
+            lo += 1
+        return lo, self.count(data[lo:end].decode("utf-8", "replace"))
 
     def _body_uses(self, data: bytes, units: list[Unit], path: list[int], language: str | None) -> tuple[tuple, tuple, str]:
         """Identifiers of the complete lines among the last ``near_lines`` up to the cursor, of the rest of
@@ -398,9 +453,9 @@ class Trimmer:
             blank = STRIP_KEEP.get(language or "", _C_KEEP)(text)
             parts = [blank[: len(far)], blank[len(far) :]]
         near, whole = _split_uses(parts[1]), _split_uses(parts[0])
-        for i in path[:-1]:
+        for i in path[:-1]:  # the headers around the cursor, less the names they define themselves
             head = uses(data[units[i].start : units[i].end].decode("utf-8", "replace"), language)
-            whole = (whole[0] | head[0], whole[1] | head[1])
+            whole = (whole[0] | (head[0] - units[i].defines), whole[1] | head[1])
         return near, whole, open_delimiter(text, language)
 
     def _free(self, code: str, language: str | None, used: tuple[set[str], set[str]], recent_symbols: Sequence[str], budget: int,
@@ -409,15 +464,24 @@ class Trimmer:
         if supported(language):
             body = data if data.endswith(b"\n") else data + b"\n"
             ol = outline(body, language, self.parser, None)
-            units, _ = place_cursor(ol, body, len(body))
+            units, _ = place_cursor(ol, body, len(body), self.count)
             units = [u for u in units if u.node_type != "cursor" and u.start < len(data)]
             units = [Unit(u.start, min(u.end, len(data)), u.kind, u.node_type, u.defines, u.tokens, u.members, u.idents)
                      for u in units]
+            first_end = ol.first_end
         else:
             units = _line_units(data, self.count)
+            if units:
+                return self._lines(data, units, budget, from_end=False)
         if not units:
             return TrimResult(code, [], [], set(), 0, 0)
-        path = {0} if head_is_path and units[0].start == 0 and units[0].kind == "fragment" else set()
+        path: set[int] = set()
+        if head_is_path:  # the rest of the block the cursor is in, else of its statement
+            line_end = data.find(b"\n") if data.find(b"\n") >= 0 else len(data)
+            path = {i for i, u in enumerate(units) if u.start < first_end} if first_end > 0 else (
+                {0} if units[0].start < max(line_end, 1) else set())
+            if sum(units[i].tokens for i in path) > budget:
+                return self._head(data, units, path, budget)
         plan = _Plan(opener="")
         c = self.config
         for i, u in enumerate(units):
@@ -546,13 +610,16 @@ def trim_slots(requests: Iterable[Mapping[str, object]], config: TrimConfig | No
                trimmer: Trimmer | None = None) -> list[TrimmedSlots]:
     """Trim the code slots of many requests, in order (sort by file and time for the best cache reuse).
 
-    Each request maps ``prefix`` / ``suffix`` / ``declarations`` (optional), ``language``,
-    ``file_path``, ``recent_files`` (from :func:`recent_files`) and ``session_id``.
+    Each request maps ``slots`` (slot name -> value; ``prefix`` / ``suffix`` / ``declarations`` are
+    trimmed, others pass through) or those three keys directly, and ``language``, ``file_path``,
+    ``recent_files`` (from :func:`recent_files`) and ``session_id``.
     """
     t = trimmer or _trimmer(config)
     out = []
     for r in requests:
-        values = {k: r.get(k) for k in ("prefix", "suffix", "declarations") if r.get(k) is not None}
+        slots = r.get("slots")
+        values = dict(slots) if isinstance(slots, Mapping) else {
+            k: r.get(k) for k in ("prefix", "suffix", "declarations") if r.get(k) is not None}
         out.append(t.slots(values, r.get("language"), r.get("file_path"), tuple(r.get("recent_files") or ()),
                            r.get("session_id")))
     return out

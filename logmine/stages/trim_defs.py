@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 Node = Any
@@ -45,6 +46,8 @@ CONTAINER_KINDS = frozenset({
     "abstract_class_declaration", "enum_declaration", "record_declaration", "internal_module", "module",
     "annotation_type_declaration", "class",
 })
+MEMBER_BODIES = frozenset({"struct_item", "union_item", "enum_item"})
+"""Rust items whose fields / variants are members (``s.field``, ``E::Variant``)."""
 WRAPPERS = frozenset({"decorated_definition", "export_statement", "ambient_declaration"})
 NAMES = frozenset({
     "identifier", "type_identifier", "field_identifier", "property_identifier", "private_property_identifier",
@@ -56,6 +59,7 @@ PY_COMPOUND = frozenset({
     "else_clause", "except_clause", "finally_clause", "block",
 })
 SELF_NAMES = frozenset({"self", "cls", "this"})
+SELF_ASSIGN = re.compile(rb"\b(?:self|this)\.([A-Za-z_$][\w$]*)\s*(?::[^=\n]+)?=(?!=)")
 CALLABLE_KINDS = frozenset({
     "function_definition", "function_declaration", "method_declaration", "method_definition", "function_item",
     "generator_function_declaration", "constructor_declaration", "function_signature", "method_signature",
@@ -109,10 +113,12 @@ def defines_of(node: Node, language: str, members: bool = True) -> tuple[frozens
     out: set[str] = set()
     attrs: set[str] = set()
     _defines(node, language, out, attrs if members else set(), 0)
-    out.discard("")
-    attrs.discard("")
     if unwrap(node).type in CALLABLE_KINDS:
         attrs |= out
+        if members:  # attributes a method assigns: self.x = ... / this.x = ...
+            attrs.update(m.decode() for m in SELF_ASSIGN.findall(node.text))
+    out.discard("")
+    attrs.discard("")
     return frozenset(out), frozenset(attrs)
 
 
@@ -156,7 +162,7 @@ def _defines(node: Node, language: str, out: set[str], attrs: set[str], depth: i
             _names(child, out)
             if child.type == "type_spec":
                 _go_type_members(child, attrs)
-    if t in CONTAINER_KINDS:
+    if t in CONTAINER_KINDS or t in MEMBER_BODIES:
         body = inner.child_by_field_name("body")
         for member in body.named_children if body is not None else ():
             _member(member, language, attrs)
@@ -164,7 +170,8 @@ def _defines(node: Node, language: str, out: set[str], attrs: set[str], depth: i
 
 def _names(node: Node, out: set[str]) -> None:
     """The ``name`` field(s) of a node (patterns included), and Java-style ``declarator`` fields."""
-    for name in node.children_by_field_name("name"):
+    names = node.children_by_field_name("property" if node.type == "field_definition" else "name")
+    for name in names:
         if name.type in NAMES:
             out.add(name.text.decode("utf-8", "replace"))
         else:

@@ -476,13 +476,17 @@ class UnitParser:
         pending = None  # attributes glued to the next item (Rust #[...])
         last_node = None
         children = [c for c in children if c.start_byte - offset < limit and c.end_byte > offset]
+        semis = {id(c): c.next_sibling.end_byte for c in children[:-1]
+                 if c.next_sibling is not None and c.next_sibling.type == ";"}
+        children = [c for c in children if c.type != ";"]
         final = len(children) - 1
         for k, child in enumerate(children):
             if child.type in ("attribute_item", "inner_attribute_item") and language == "rust" and k < final:
                 pending = pending if pending is not None else child.start_byte
                 continue
             # the last unit changes with every new line and is usually the cursor's: count it lazily
-            units.append(self._unit(child, text, offset, limit, language, pending, lazy=k == final))
+            units.append(self._unit(child, text, offset, limit, language, pending, lazy=k == final,
+                                    end=semis.get(id(child))))
             pending, last_node = None, child
         level = Level(units)
         if last_node is not None:
@@ -500,18 +504,20 @@ class UnitParser:
         return level
 
     def _level_of(self, body, text: bytes, offset: int, limit: int, language: str) -> Level:  # noqa: ANN001
-        fake = _Children(_members(body))
-        return self._level(fake, text, offset, limit, language, False)
+        """The members of a container: what they define is reached through ``self.`` / ``this.`` too."""
+        level = self._level(_Children(_members(body)), text, offset, limit, language, False)
+        level.units = [_as_member(u) for u in level.units]
+        return level
 
     def _unit(self, node, text: bytes, offset: int, limit: int, language: str, glued: int | None,  # noqa: ANN001
-              lazy: bool = False) -> Unit:
+              lazy: bool = False, end: int | None = None) -> Unit:
         start = glued if glued is not None else node.start_byte
         line_start = text.rfind(b"\n", offset, start) + 1
         if line_start < offset:
             line_start = offset
         if not text[line_start:start].strip():
             start = line_start
-        end = min(node.end_byte, limit + offset)
+        end = min(node.end_byte if end is None else end, limit + offset)
         chunk = text[start:end]
         ikey = (language, node.type, chunk)
         info = self.infos.get(ikey)
@@ -529,6 +535,12 @@ class UnitParser:
                 self.infos.clear()
             self.infos[ikey] = info
         return Unit(start - offset, end - offset, info[0], node.type, info[1], info[2], info[3], info[4])
+
+
+def _as_member(u: Unit) -> Unit:
+    if not u.defines or u.defines <= u.members:
+        return u
+    return Unit(u.start, u.end, u.kind, u.node_type, u.defines, u.tokens, u.members | u.defines, u.idents)
 
 
 def finish(u: Unit, body: bytes, language: str, count: Callable[[str], int]) -> Unit:
@@ -550,7 +562,7 @@ class _Children:
 
 
 def _members(body) -> list:  # noqa: ANN001
-    return [c for c in body.children if c.is_named or c.type not in ("{", "}", ":", ",", ";")]
+    return [c for c in body.children if c.is_named or c.type not in ("{", "}", ":", ",")]
 
 
 def _container_body(node):  # noqa: ANN001, ANN202
@@ -637,6 +649,8 @@ class Outline:
     body: bytes = b""
     language: str = ""
     count: Callable[[str], int] = count_tokens
+    first_end: int = -1
+    """End of the first segment when the context leaves the block it starts in (else -1)."""
     cache: dict = field(default_factory=dict)
 
 
@@ -667,7 +681,8 @@ def outline(body: bytes, language: str, parser: UnitParser, key: str | None = No
     if last_level is not None and SYNTAX[language].indented:
         base = INDENT.match(body, last_offset).end() - last_offset
     return Outline(before, last_level, last_offset, SYNTAX[language].indented, sc.depth if last_level else 0,
-                   sc.last_indent, base, body=body, language=language, count=parser.count)
+                   sc.last_indent, base, body=body, language=language, count=parser.count,
+                   first_end=sc.segments[0].end if len(sc.segments) > 1 else -1)
 
 
 def _fragment(data: bytes, start: int, end: int, language: str, count: Callable[[str], int]) -> Unit:

@@ -1,0 +1,408 @@
+"""Context trimming: exact kept units per language, budget, cursor path, incremental == cold, fallback."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from logmine.stages import trim_units
+from logmine.stages.trim import (
+    TrimConfig,
+    Trimmer,
+    completion_uses,
+    count_tokens,
+    evaluate,
+    f1,
+    nearest_lines,
+    recent_files,
+    referenced_units,
+    trim_slots,
+)
+
+NO_CAP = TrimConfig(max_kept=0)
+
+PYTHON = '''import os
+import json
+from typing import Any, Optional
+from collections import OrderedDict
+
+MAX_SIZE = 100
+DEFAULT_NAME = "x"
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def unrelated(a, b):
+    return a * b
+
+
+class Cache:
+    """A cache."""
+
+    limit: int = MAX_SIZE
+
+    def __init__(self):
+        self.items = OrderedDict()
+
+    def clear(self):
+        self.items.clear()
+
+    def get(self, key: str) -> Optional[Any]:
+        data = load(key)
+        if len(self.items) > self.li'''
+
+JAVA = '''package org.example;
+
+import java.util.List;
+import java.util.Map;
+import java.io.File;
+
+public class Orders {
+    private final Map<String, Order> byId;
+    private int count = 0;
+
+    public Orders(Map<String, Order> byId) {
+        this.byId = byId;
+    }
+
+    private Order lookup(String id) {
+        return byId.get(id);
+    }
+
+    public void save(File target) {
+        target.delete();
+    }
+
+    public List<Order> find(List<String> ids) {
+        List<Order> out = new ArrayList<>();
+        for (String id : ids) {
+            count += 1;
+            out.add(look'''
+
+TYPESCRIPT = '''import { readFile } from "fs";
+import * as path from "path";
+import express, { Router } from "express";
+
+const PORT = 8080;
+let counter = 0;
+
+export function parse(text: string): number {
+  return Number(text);
+}
+
+function unrelated(): void {}
+
+export class Server {
+  private router: Router;
+
+  constructor() {
+    this.router = Router();
+  }
+
+  listen(): void {
+    const file = path.join(__dirname, "x");
+    this.router.get("/", () => par'''
+
+JAVASCRIPT = '''const fs = require("fs");
+import { join } from "path";
+
+const LIMIT = 5;
+
+function parse(text) {
+  return Number(text);
+}
+
+function unrelated() {}
+
+class Reader {
+  lines = [];
+
+  read(file) {
+    this.lines = fs.readFileSync(file).toString().split("\\n");
+  }
+
+  first() {
+    return this.lines.slice(0, LIM'''
+
+GO = '''package store
+
+import (
+\t"fmt"
+\t"strings"
+\tlog "github.com/sirupsen/logrus"
+)
+
+const maxItems = 10
+
+type Item struct {
+\tName  string
+\tCount int
+}
+
+func helper(s string) string {
+\treturn strings.ToUpper(s)
+}
+
+func unrelated() {}
+
+func (it *Item) Label() string {
+\treturn fmt.Sprintf("%s:%d", it.Name, it.Count)
+}
+
+func Describe(items []Item) {
+\tfor _, it := range items {
+\t\tlog.Info(it.Lab'''
+
+RUST = '''use std::collections::HashMap;
+use std::fmt::{self, Display};
+use crate::util::{helper, other as renamed};
+
+const LIMIT: usize = 3;
+
+#[derive(Debug)]
+pub struct Counter {
+    counts: HashMap<String, usize>,
+}
+
+fn unrelated() {}
+
+impl Counter {
+    pub fn new() -> Self {
+        Counter { counts: HashMap::new() }
+    }
+
+    fn bump(&mut self, key: &str) {
+        *self.counts.entry(key.to_string()).or_insert(0) += 1;
+    }
+
+    pub fn add_all(&mut self, keys: &[String]) {
+        for k in keys.iter().take(LIMIT) {
+            self.bu'''
+
+
+def _first_lines(code: str, result, indices) -> list[str]:  # noqa: ANN001
+    data = code.encode()
+    return [data[result.units[i].start : result.units[i].end].decode().strip().splitlines()[0] for i in sorted(indices)]
+
+
+CASES = [
+    pytest.param(PYTHON, "python", [
+        "from typing import Any, Optional", "from collections import OrderedDict", "def load(path):",
+        "limit: int = MAX_SIZE", "def __init__(self):", "def clear(self):",
+    ], ["class Cache:", "def get(self, key: str) -> Optional[Any]:"], id="python"),
+    pytest.param(JAVA, "java", [
+        "import java.util.List;", "import java.io.File;", "private int count = 0;", "private Order lookup(String id) {",
+    ], ["public class Orders {", "public List<Order> find(List<String> ids) {"], id="java"),
+    pytest.param(TYPESCRIPT, "typescript", [
+        'import * as path from "path";', 'import express, { Router } from "express";',
+        "export function parse(text: string): number {", "private router: Router;", "constructor() {",
+    ], ["export class Server {", "listen(): void {"], id="typescript"),
+    pytest.param(JAVASCRIPT, "javascript", [
+        'const fs = require("fs");', "const LIMIT = 5;", "lines = [];", "read(file) {",
+    ], ["class Reader {", "first() {"], id="javascript"),
+    pytest.param(GO, "go", [
+        "import (", "type Item struct {", "func (it *Item) Label() string {",
+    ], ["func Describe(items []Item) {"], id="go"),
+    pytest.param(RUST, "rust", [
+        "const LIMIT: usize = 3;", "#[derive(Debug)]", "fn bump(&mut self, key: &str) {",
+    ], ["impl Counter {", "pub fn add_all(&mut self, keys: &[String]) {"], id="rust"),
+]
+
+
+@pytest.mark.parametrize(("code", "language", "kept", "path"), CASES)
+def test_exact_kept_units(code: str, language: str, kept: list[str], path: list[str]) -> None:
+    result = Trimmer(NO_CAP).prefix(code, language)
+    assert _first_lines(code, result, result.path) == path
+    assert _first_lines(code, result, set(result.kept) - result.path) == kept
+    assert result.text.endswith(code.splitlines()[-1])
+
+
+def test_cap_keeps_the_best_scored_units() -> None:
+    result = Trimmer(TrimConfig(max_kept=2)).prefix(PYTHON, "python")
+    off_path = set(result.kept) - result.path
+    assert len(off_path) == 2
+    # the member the cursor is typing (self.li -> limit) and, of the imports the near lines use
+    # (same saturated score), the one nearer the cursor
+    assert _first_lines(PYTHON, result, off_path) == ["from collections import OrderedDict", "limit: int = MAX_SIZE"]
+
+
+def test_kept_text_is_the_units_in_source_order() -> None:
+    result = Trimmer(NO_CAP).prefix(GO, "go")
+    assert result.text.startswith("import (")
+    assert "func helper" not in result.text and "func unrelated" not in result.text
+    assert result.text.endswith("\t\tlog.Info(it.Lab")
+    assert result.tokens == sum(result.units[i].tokens for i in result.kept)
+
+
+@pytest.mark.parametrize("language", ["python", "java", "typescript", "javascript", "go", "rust"])
+def test_definitions_per_language(language: str) -> None:
+    code = {"python": PYTHON, "java": JAVA, "typescript": TYPESCRIPT, "javascript": JAVASCRIPT, "go": GO, "rust": RUST}[language]
+    units, _, _ = Trimmer().layout(code.encode(), language)
+    data = code.encode()
+    by_head = {data[u.start : u.end].decode().strip().splitlines()[0]: (sorted(u.defines), sorted(u.members)) for u in units}
+    expected = {
+        "python": {"import os": (["os"], []), "from typing import Any, Optional": (["Any", "Optional"], []),
+                   "MAX_SIZE = 100": (["MAX_SIZE"], []), "def __init__(self):": (["__init__"], ["__init__", "items"]),
+                   "limit: int = MAX_SIZE": (["limit"], ["limit"])},
+        "java": {"import java.util.List;": (["List"], []), "private int count = 0;": (["count"], ["count"]),
+                 "public Orders(Map<String, Order> byId) {": (["Orders"], ["Orders", "byId"])},
+        "typescript": {'import express, { Router } from "express";': (["Router", "express"], []),
+                       "const PORT = 8080;": (["PORT"], []), "private router: Router;": (["router"], ["router"])},
+        "javascript": {'const fs = require("fs");': (["fs"], []), 'import { join } from "path";': (["join"], [])},
+        "go": {"import (": (["fmt", "log", "strings"], []), "type Item struct {": (["Item"], ["Count", "Name"]),
+               "func (it *Item) Label() string {": ([], ["Label"]), "const maxItems = 10": (["maxItems"], [])},
+        "rust": {"use std::fmt::{self, Display};": (["Display", "fmt"], []),
+                 "use crate::util::{helper, other as renamed};": (["helper", "renamed"], []),
+                 "#[derive(Debug)]": (["Counter"], ["counts"]), "fn unrelated() {}": (["unrelated"], ["unrelated"])},
+    }[language]
+    for head, names in expected.items():
+        assert by_head[head] == names, head
+
+
+def test_class_members_count_only_after_a_dot() -> None:
+    code = "class Point:\n    x: int = 0\n    def norm(self):\n        return 1\n\n\ndef f(p):\n    y = p.norm()\n    "
+    units, path, _ = Trimmer().layout(code.encode(), "python")
+    point = next(i for i, u in enumerate(units) if "Point" in u.defines)
+    assert units[point].members == {"x", "norm"}
+    assert referenced_units(units, set(path), "return p.norm() + x", "python") == {point}
+    assert referenced_units(units, set(path), "norm = 3", "python") == set()
+
+
+def test_locals_of_a_closed_function_are_out_of_scope() -> None:
+    code = "        total = 0\n        return total\n\ndef other():\n    "
+    units, path, _ = Trimmer().layout(code.encode(), "python")
+    assert all(not u.defines for u in units[:-1] if u.node_type != "function_definition")
+    assert referenced_units(units, set(path), "total += 1", "python") == set()
+
+
+@pytest.mark.parametrize("budget", [1, 5, 20, 60, 200])
+@pytest.mark.parametrize("code, language", [(PYTHON, "python"), (JAVA, "java"), (RUST, "rust"), (GO, "go")])
+def test_budget_is_respected_and_cursor_kept(code: str, language: str, budget: int) -> None:
+    result = Trimmer(TrimConfig(budget_tokens=budget, max_kept=0, min_score=0.0)).prefix(code, language)
+    assert count_tokens(result.text) <= budget
+    assert result.tokens <= budget
+    last = code.splitlines()[-1]
+    assert result.text and (last.endswith(result.text) or result.text.endswith(last))
+
+
+def test_cursor_unit_over_budget_keeps_its_last_lines() -> None:
+    body = "".join(f"    v{i} = compute({i})\n" for i in range(40))
+    code = "import x\n\ndef big():\n" + body + "    return v3"
+    result = Trimmer(TrimConfig(budget_tokens=30)).prefix(code, "python")
+    assert result.text.endswith("    v39 = compute(39)\n    return v3")
+    assert count_tokens(result.text) <= 30
+    assert "import x" not in result.text
+
+
+def test_unsupported_language_falls_back_to_nearest_lines() -> None:
+    code = "fun a() = 1\nfun b() = 2\nval c = a()\nval d = b("
+    result = Trimmer(TrimConfig(budget_tokens=12)).prefix(code, "kotlin")
+    assert result.text == nearest_lines(code, 12)
+    assert result.text == "val c = a()\nval d = b("
+    assert Trimmer().prefix(code, None).text == code
+
+
+def test_completion_read_in_the_prefix_state() -> None:
+    # inside a docstring, the completion's prose is not code; after it, code is
+    assert completion_uses('def f():\n    """About List', ' and Dict.\n    """\n    return Foo(x)', "python") == (
+        {"return", "Foo", "x"}, set())
+    assert completion_uses("x = 1  # talks about List", " and Dict\ny = Bar", "python") == ({"y", "Bar"}, set())
+    # the identifier the cursor splits is whole
+    assert completion_uses("x = Sty", "le(color=1)", "python") == ({"Style", "color"}, set())
+    assert completion_uses("x = self.fo", "o()", "python") == (set(), {"foo"})
+
+
+def test_evaluate_counts_against_referenced_units() -> None:
+    ev = evaluate(PYTHON, "python", "mit:\n            self.items.popitem(last=False)", NO_CAP)
+    # truth: the units defining limit (split identifier "li"+"mit") and items (__init__); kept has 6
+    assert (ev.truth, ev.hits, ev.kept) == (2, 2, 6)
+    assert ev.f1 == pytest.approx(f1({1, 2, 3, 4, 5, 6}, {1, 2}))
+    assert ev.f1_baseline is not None
+    assert evaluate(PYTHON, "python", "   # nothing here\n", NO_CAP).f1 is None
+
+
+def test_f1() -> None:
+    assert f1(set(), set()) is None
+    assert f1({1}, set()) == 0.0
+    assert f1({1, 2}, {2}) == pytest.approx(2 / 3)
+
+
+def test_trim_slots_trims_code_slots_and_counts_tokens() -> None:
+    suffix = "\n        return None\n\n    def put(self, key, value):\n        self.items[key] = value\n\n\ndef unrelated_tail():\n    pass\n"
+    decls = "def load(path):\n    return open(path).read()\n\n\ndef dump(obj):\n    return str(obj)\n"
+    [out] = trim_slots([{"slots": {"prefix": PYTHON, "suffix": suffix, "declarations": decls, "instruction": "keep me"},
+                         "language": "python", "file_path": "cache.py", "recent_files": ["other.py", "cache.py"],
+                         "session_id": "s1"}], TrimConfig(suffix_budget_tokens=12, declarations_budget_tokens=40))
+    assert out.values["instruction"] == "keep me"
+    assert out.values["prefix"].endswith("self.li")
+    assert out.values["suffix"] == "\n        return None"  # the rest of the cursor's unit fills the suffix budget
+    assert out.values["declarations"] == "def load(path):\n    return open(path).read()"  # load is used near the cursor
+    for slot in ("prefix", "suffix", "declarations"):
+        assert out.tokens_after[slot] <= out.tokens_before[slot]
+    assert out.tokens_after["suffix"] <= 12 and out.tokens_after["declarations"] <= 40
+
+
+def test_recent_files_from_events() -> None:
+    ts = pl.datetime_range(pl.datetime(2026, 1, 1), pl.datetime(2026, 1, 1, 0, 0, 5), "1s", eager=True, time_zone="UTC")
+    events = pl.DataFrame({
+        "session_id": ["s"] * 5 + ["t"], "ts": list(ts[:5]) + [ts[0]],
+        "action": ["file.open", "editor.edit", "file.open", "editor.edit", "completion.requested", "file.open"],
+        "file_path": ["a.py", "b.py", "c.py", "a.py", "z.py", "other.py"],
+    })
+    requests = pl.DataFrame({"request_id": ["r1", "r2"], "session_id": ["s", "s"], "ts": [ts[3], ts[5]]})
+    got = recent_files(requests, events, k=2).collect().sort("request_id")
+    assert got["recent_files"].to_list() == [["b.py", "c.py"], ["c.py", "a.py"]]
+
+
+# -- incremental == cold ----------------------------------------------------------------------------
+SOURCES = {"python": PYTHON, "java": JAVA, "typescript": TYPESCRIPT, "go": GO, "rust": RUST, "javascript": JAVASCRIPT}
+
+
+def _fingerprint(result) -> tuple:  # noqa: ANN001
+    return (result.text, tuple(result.kept), tuple(sorted(result.path)),
+            tuple((u.start, u.end, u.kind, u.defines, u.members, u.tokens) for u in result.units))
+
+
+edit = st.tuples(st.integers(0, 10_000), st.integers(0, 6), st.sampled_from(["", "x", "\n", "(", ")", "}", "{", '"', "    ", "def f():\n", "self.", "# c\n", "'''"]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(language=st.sampled_from(sorted(SOURCES)), edits=st.lists(edit, min_size=1, max_size=12),
+       windows=st.lists(st.integers(0, 3), min_size=1, max_size=12))
+def test_incremental_equals_cold(language: str, edits: list[tuple[int, int, str]], windows: list[int]) -> None:
+    text = SOURCES[language] * 2
+    warm, cold = Trimmer(TrimConfig(budget_tokens=120)), Trimmer(TrimConfig(budget_tokens=120), cache=False)
+    start = 0
+    for (pos, delete, insert), drop in zip(edits, windows * len(edits)):
+        pos %= len(text) + 1
+        text = text[:pos] + insert + text[pos + delete :]
+        for _ in range(drop):  # the window slides: whole lines leave the top
+            nl = text.find("\n", start)
+            start = nl + 1 if nl >= 0 else start
+        context = text[start:]
+        assert _fingerprint(warm.prefix(context, language, "f")) == _fingerprint(cold.prefix(context, language, "f"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(language=st.sampled_from(sorted(SOURCES)), cut=st.integers(0, 2000), grow=st.lists(st.integers(1, 200), max_size=6),
+       drop=st.lists(st.integers(0, 3), max_size=6))
+def test_incremental_lexing_equals_full(language: str, cut: int, grow: list[int], drop: list[int]) -> None:
+    text = SOURCES[language] * 3
+    syn = trim_units.SYNTAX[language]
+    start, end, prev = 0, cut, None
+    for g, d in zip(grow, drop + [0] * len(grow)):
+        end = min(len(text), end + g)
+        for _ in range(d):
+            nl = text.find("\n", start, end)
+            start = nl + 1 if nl >= 0 else start
+        body = text[start:end]
+        body = body[: body.rfind("\n") + 1].encode()
+        got, full = trim_units.lex(body, syn, prev), trim_units.lex(body, syn)
+        assert (got.lines, got.inds, got.cuts, got.stack, got.closer, got.open_at) == (
+            full.lines, full.inds, full.cuts, full.stack, full.closer, full.open_at)
+        prev = got
