@@ -218,16 +218,19 @@ def _utc(ts: datetime) -> datetime:
     return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
 
 
-def sequence(events: pl.LazyFrame, config: FlowsConfig) -> pl.DataFrame:
-    """The sessionized frame (see :func:`logmine.stages.flows_graph.sessionize`)."""
-    vocab = sorted(events.select(pl.col("action").drop_nulls().unique()).collect()["action"].to_list())
-    return graph.sessionize(events, config.idle_gap_s, vocab).collect()
+def sequence(events: pl.LazyFrame, config: FlowsConfig) -> tuple[pl.DataFrame, pl.LazyFrame]:
+    """The sessionized frame and its per-row session info (see :func:`logmine.stages.flows_graph.sessionize`)."""
+    return graph.sessionize(events, config.idle_gap_s)
 
 
-def compute_partial(seq: pl.DataFrame, config: FlowsConfig, steps: pl.DataFrame | None = None) -> FlowsPartial:
-    """Additive counts of one set of whole sessions."""
+def compute_partial(seq: pl.DataFrame, config: FlowsConfig, steps: pl.DataFrame | None = None, exact: bool = False) -> FlowsPartial:
+    """Additive counts of one set of whole sessions.
+
+    With ``exact`` the DFG also carries the non-additive exact quantile columns (see
+    :func:`split_exact`), computed in the same pass; such a partial must not be merged.
+    """
     steps = graph.transitions(seq) if steps is None else steps
-    dfg, gaps = graph.dfg_partial(seq, steps)
+    dfg, gaps = graph.dfg_partial(seq, steps, exact)
     lo, hi = config.ngram_lengths
     n_windows, w_actions, w_pairs = windows.cooccurrence_partial(seq, config.window_events, config.window_seconds)
     return FlowsPartial(
@@ -243,6 +246,16 @@ def compute_partial(seq: pl.DataFrame, config: FlowsConfig, steps: pl.DataFrame 
         window_pairs=w_pairs,
         outcomes=windows.outcomes_partial(seq, config.outcome_max_n),
     )
+
+
+def split_exact(part: FlowsPartial) -> pl.DataFrame | None:
+    """Take the exact quantile columns out of a partial's DFG (None if it has none)."""
+    cols = ["mid_lo_us", "mid_hi_us", "p95_us"]
+    if "mid_lo_us" not in part.dfg.columns:
+        return None
+    exact = part.dfg.select("src", "dst", *cols)
+    part.dfg = part.dfg.drop(cols)
+    return exact
 
 
 def merge_partials(parts: Sequence[FlowsPartial]) -> FlowsPartial:
@@ -315,14 +328,12 @@ def compute_flows(events: pl.LazyFrame | pl.DataFrame, config: FlowsConfig | Non
     steps_total = 5 if config.patterns else 4
     progress("flows sessions", 0, steps_total)
     lf = filter_events(events.lazy(), config, requests)
-    seq = sequence(lf, config)
+    seq, info = sequence(lf, config)
     progress("flows graph", 1, steps_total)
-    steps = graph.transitions(seq)
-    part = compute_partial(seq, config, steps)
+    part = compute_partial(seq, config, exact=config.exact_quantiles)
     progress("flows finalize", 2, steps_total)
-    exact = graph.exact_gap_quantiles(steps) if config.exact_quantiles else None
-    tables = finalize(part, config, exact)
-    sessions = graph.sessions_table(seq)
+    tables = finalize(part, config, split_exact(part))
+    sessions = graph.sessions_table(seq, info)
     progress("flows patterns", 3, steps_total)
     patterns = mine_patterns(seq, config) if config.patterns else mine_patterns(seq.head(0), config)
     progress("flows", steps_total, steps_total)

@@ -171,8 +171,8 @@ def finalize_outcomes(counts: pl.DataFrame) -> pl.DataFrame:
         .with_columns(
             pl.lit(base, pl.Float64).alias("baseline_rate"),
             (p / base if base else pl.lit(None, pl.Float64)).alias("lift"),
-            (centre - half).alias("wilson_low"),
-            (centre + half).alias("wilson_high"),
+            pl.min_horizontal(centre - half, p).clip(0.0, 1.0).alias("wilson_low"),  # clamped: rounding near 0 and 1
+            pl.max_horizontal(centre + half, p).clip(0.0, 1.0).alias("wilson_high"),
         )
         .select("n", "context", "outcomes", "accepted", "rejected", "acceptance_rate", "baseline_rate", "lift", "wilson_low", "wilson_high")
         .sort(["outcomes", "n", "context"], descending=[True, False, False])

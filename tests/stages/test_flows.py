@@ -47,7 +47,7 @@ def make_events(n_sessions: int = 40, seed: int = 0, max_len: int = 12, actions:
         user, ide = f"user{s % 4}", rng.choice(["vscode", "jetbrains"])
         t = T0 + timedelta(seconds=rng.randrange(0, 5 * 86400))
         for _ in range(1 if s % 5 == 0 else rng.randrange(1, max_len + 1)):
-            t += timedelta(microseconds=rng.choice([0, 0, 1, 250_000, 3_000_000, 400_000_000, 3_000_000_000]))
+            t += timedelta(microseconds=rng.choice([0, 0, 1, 250_000, 917_000, 1_234_567, 3_000_000, 400_000_000, 3_000_000_000]))
             src = rng.choice(["b.jsonl", "a.jsonl"])
             line[src] += 1
             rows.append({
@@ -199,7 +199,7 @@ def test_ngrams_count_occurrences_and_sessions() -> None:
 def test_partials_of_whole_sessions_merge_exactly() -> None:
     config = FlowsConfig(idle_gap_s=900, patterns=False)
     events = make_events(n_sessions=60, seed=8)
-    seq = sequence(events.lazy(), config)
+    seq, _ = sequence(events.lazy(), config)
     whole = compute_partial(seq, config)
     parts = [compute_partial(seq.filter(pl.col("case") % 3 == k), config) for k in range(3)]
     merged = merge_partials(parts)
@@ -210,11 +210,12 @@ def test_partials_of_whole_sessions_merge_exactly() -> None:
         a, b = getattr(merged, name), getattr(whole, name)
         assert a.sort(key).select(sorted(a.columns)).equals(b.sort(key).select(sorted(b.columns))), name
     steps = graph.transitions(seq)
-    exact = finalize(whole, config, graph.exact_gap_quantiles(steps))["dfg"].sort("src", "dst")
+    vocab = seq["action"].dtype.categories.to_list()
+    exact = finalize(whole, config, graph.exact_gap_quantiles(steps, vocab))["dfg"].sort("src", "dst")
     approx = finalize(merged, config)["dfg"].sort("src", "dst")
     assert approx.drop("gap_p50_s", "gap_p95_s").equals(exact.drop("gap_p50_s", "gap_p95_s"))
     # a histogram estimate lies in the quarter-octave bins of the gaps around the quantile's rank
-    gaps = steps.with_columns(pl.col("src", "dst").cast(pl.String)).group_by("src", "dst").agg(pl.col("gap_us").sort())
+    gaps = graph.edge_names(steps.group_by("edge").agg(pl.col("gap_us").sort()), vocab)
     estimates = {(r["src"], r["dst"]): r for r in approx.to_dicts()}
     for src, dst, values in gaps.iter_rows():
         for q, col in ((0.5, "gap_p50_s"), (0.95, "gap_p95_s")):
@@ -339,3 +340,21 @@ def test_empty_input_gives_empty_tables() -> None:
 def test_everything_filtered_out_gives_empty_tables() -> None:
     result = compute_flows(make_events(), FlowsConfig(since=T0 + timedelta(days=3650)))
     assert result.summary["events"] == 0 and result.dfg.height == 0
+
+
+keys_strategy = st.lists(
+    st.tuples(st.integers(0, 5), st.integers(-(2**40), 2**40), st.none() | st.integers(0, 3), st.none() | st.integers(0, 2**41)),
+    min_size=1, max_size=40,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(keys_strategy, st.booleans())
+def test_packed_sort_equals_plain_sort(rows: list[tuple], wide: bool) -> None:
+    """The packed two-key sort orders like the four-key one, including nulls and its fallback."""
+    df = pl.DataFrame(rows, schema={"k": pl.UInt64, "t": pl.Int64, "f": pl.UInt64, "line": pl.Int64}, orient="row")
+    if wide:  # k too large to pack with t: the fallback path
+        df = df.with_columns(pl.col("k") + 2**40)
+    df = df.with_row_index("row")
+    expected = df.sort(["k", "t", "f", "line"], nulls_last=True, maintain_order=True)["row"].to_list()
+    assert graph._sort_order(df)["row"].to_list() == expected
