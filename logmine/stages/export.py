@@ -33,7 +33,7 @@ from logmine.pack import (
 )
 from logmine.redact import Redactor
 from logmine.stages.compress import CompressConfig, Compressor, shared_prefixes
-from logmine.stages.fidelity import Embedder, TokenCounter, segments, static_text
+from logmine.stages.fidelity import Embedder, TokenCounter, escape_static, segments, static_text
 from logmine.stages.instances import block_share, extract_slots, render
 from logmine.workspace import Workspace
 
@@ -107,20 +107,18 @@ def to_jinja(template: str) -> tuple[str, list[str]]:
     names: list[str] = []
     out: list[str] = []
     pos = 0
-    for m in re.finditer(r"\{([A-Za-z_][A-Za-z0-9_]*)\}|<\*>", template):
-        out.append(_escape_static(template[pos : m.start()]))
+    for m in _MINED_SLOT.finditer(template):
+        out.append(escape_static(template[pos : m.start()]))
         name = m.group(1) or f"var{sum(1 for n in names if n.startswith('var')) + 1}"
         names.append(name)
         out.append("{{ " + name + " }}")
         pos = m.end()
-    out.append(_escape_static(template[pos:]))
+    out.append(escape_static(template[pos:]))
     return "".join(out), list(dict.fromkeys(names))
 
 
-def _escape_static(text: str) -> str:
-    if not re.search(r"\{\{|\{%|\{#|\}\}|%\}|#\}", text):
-        return text
-    return "{% raw %}" + text + "{% endraw %}"
+_MINED_SLOT = re.compile(r"\{(prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}|<\*>")
+"""Placeholders the prompt miner writes (logmine.stages.templates_prompts.PLACEHOLDER) and its wildcard."""
 
 
 def load_templates(ws: Workspace) -> pl.DataFrame:

@@ -35,22 +35,45 @@ class Segment:
     slot: str | None = None
 
 
+_PIECE_RE = re.compile(r"\{% raw %\}(.*?)\{% endraw %\}|\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}", re.S)
+_JINJA_DELIMS = re.compile(r"\{\{|\{%|\{#|\}\}|%\}|#\}")
+
+
 def segments(source: str) -> list[Segment]:
-    """Split a Jinja2 template with ``{{ name }}`` slots into static and slot segments."""
+    """Split a Jinja2 template into static and slot segments.
+
+    Static text is literal (``{% raw %}`` blocks unwrapped); adjacent static pieces are merged.
+    """
     out: list[Segment] = []
     pos = 0
-    for m in SLOT_RE.finditer(source):
-        if m.start() > pos:
-            out.append(Segment(source[pos : m.start()]))
-        out.append(Segment(m.group(0), m.group(1)))
+
+    def static(text: str) -> None:
+        if not text:
+            return
+        if out and out[-1].slot is None:
+            out[-1] = Segment(out[-1].text + text)
+        else:
+            out.append(Segment(text))
+
+    for m in _PIECE_RE.finditer(source):
+        static(source[pos : m.start()])
+        if m.group(2) is None:
+            static(m.group(1))
+        else:
+            out.append(Segment(m.group(0), m.group(2)))
         pos = m.end()
-    if pos < len(source):
-        out.append(Segment(source[pos:]))
+    static(source[pos:])
     return out
 
 
+def escape_static(text: str) -> str:
+    """Literal text as Jinja2 source: wrapped in ``{% raw %}`` when it holds Jinja delimiters."""
+    return "{% raw %}" + text + "{% endraw %}" if _JINJA_DELIMS.search(text) else text
+
+
 def join(parts: Sequence[Segment]) -> str:
-    return "".join(p.text for p in parts)
+    """Segments back to Jinja2 source."""
+    return "".join(p.text if p.slot else escape_static(p.text) for p in parts)
 
 
 def static_text(source: str) -> str:

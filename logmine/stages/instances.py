@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from logmine.stages.fidelity import SLOT_RE, segments
+from logmine.stages.fidelity import segments
 
 BLOCK = 16
 """vLLM's default KV-cache block size, in tokens."""
@@ -46,7 +46,7 @@ def extract_slots(source: str, prompt: str) -> dict[str, str] | None:
 
 def render(source: str, slots: dict[str, str]) -> str:
     """Fill ``{{ name }}`` slots literally (values are data: never evaluated as template code)."""
-    return SLOT_RE.sub(lambda m: slots.get(m.group(1), ""), source)
+    return "".join(slots.get(s.slot, "") if s.slot else s.text for s in segments(source))
 
 
 @dataclass(frozen=True)
