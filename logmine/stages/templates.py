@@ -30,6 +30,8 @@ from logmine.stages.templates_cluster import ClusterParams, Group, cluster, coll
 log = logging.getLogger(__name__)
 
 ProgressFn = Callable[[str, int, int], None]
+Regroup = Callable[[list[Group], "MinerState"], list[Group]]
+"""A further merge of the clustered templates that needs the whole picture (see prompts)."""
 
 
 @dataclass(frozen=True)
@@ -152,8 +154,9 @@ class MinerState:
 class TemplateMiner:
     """Streaming miner: :meth:`add` each line, then :meth:`result`. Deterministic."""
 
-    def __init__(self, config: MineConfig | None = None) -> None:
+    def __init__(self, config: MineConfig | None = None, regroup: Regroup | None = None) -> None:
         self.config = config or MineConfig()
+        self.regroup = regroup
         self.masker = Masker(self.config.mask_rules, self.config.typed_masks)
         self.state = MinerState()
         self._index: dict[str, int] = {}
@@ -220,8 +223,7 @@ class TemplateMiner:
 
     # -- consolidation ---------------------------------------------------------------------
     def _groups(self) -> list[Group]:
-        state = self.state
-        return cluster(state.tokens, state.weights, self.config.cluster_params, self.masker.wildcards, state.live())
+        return groups_of(self.state, self.config, self.masker.wildcards, self.regroup)
 
     def _compact(self) -> None:
         """Consolidate the live units into templates; keep only the templates (bounded memory)."""
@@ -255,24 +257,35 @@ class TemplateMiner:
 
     # -- result ----------------------------------------------------------------------------
     def result(self) -> MineResult:
-        return finalize(self.state, self.config, self.masker.wildcards)
+        return finalize(self.state, self.config, self.masker.wildcards, self.regroup)
 
 
 def template_regex(template: str, wildcards: Iterable[str] = (WILDCARD,)) -> re.Pattern[str]:
-    """The template read as a pattern: each wildcard matches one or more characters (spaces
-    included: a value may have several words), each whitespace run any whitespace run."""
+    """The template read as a pattern: each wildcard matches any text (spaces and newlines
+    included: a value may have several words, or be empty where a merged template's region
+    was), each whitespace run any whitespace."""
     alternatives = "|".join(re.escape(w) for w in sorted(set(wildcards), key=len, reverse=True))
     out = []
     for piece in re.split(f"({alternatives})", template.strip()):
         if piece in wildcards:
-            out.append(".+?")
+            out.append(".*?")
         else:
-            out.append(r"\s+".join(re.escape(w) for w in re.split(r"\s+", piece)))
+            out.append(r"\s*".join(re.escape(w) for w in re.split(r"\s+", piece)))
     return re.compile(r"\s*" + "".join(out) + r"\s*\Z", re.DOTALL)
 
 
 def _pattern_regex(pattern: Sequence[str]) -> re.Pattern[str]:
-    return re.compile("".join(r"\S+" if t == WILDCARD else re.escape(t) for t in _interleave(pattern)) + r"\Z")
+    return re.compile("".join(_token_regex(t) for t in _interleave(pattern)) + r"\Z")
+
+
+def _token_regex(token: str) -> str:
+    """A pattern token as a regex: a wildcard is any word, a named slot ``{code}`` any of its slot tokens."""
+    if token == WILDCARD:
+        return r"\S+"
+    return "".join(rf"\{{{m[1:-1]}(?::[a-z]+)?\}}" if m.startswith("{") else re.escape(m) for m in _SLOT_NAME.split(token) if m)
+
+
+_SLOT_NAME = re.compile(r"(\{[a-z_]+\})")
 
 
 def _interleave(pattern: Sequence[str]) -> list[str]:
@@ -284,13 +297,19 @@ def _interleave(pattern: Sequence[str]) -> list[str]:
     return out
 
 
-def finalize(state: MinerState, config: MineConfig, wildcards: frozenset[str]) -> MineResult:
-    """Cluster the live units one last time and name each template by its content id."""
+def groups_of(state: MinerState, config: MineConfig, wildcards: frozenset[str], regroup: Regroup | None = None) -> list[Group]:
+    """The templates of the live units."""
     groups = cluster(state.tokens, state.weights, config.cluster_params, wildcards, state.live())
+    return regroup(groups, state) if regroup is not None else groups
+
+
+def finalize(state: MinerState, config: MineConfig, wildcards: frozenset[str], regroup: Regroup | None = None) -> MineResult:
+    """Cluster the live units one last time and name each template by its content id."""
+    groups = groups_of(state, config, wildcards, regroup)
     unit_template: dict[int, str] = {}
     templates: dict[str, str] = {}
     for g in groups:
-        text = _group_text(g, state)
+        text = group_text(g, state)
         tid = template_id(text)
         templates[tid] = text
         for u in g.members:
@@ -306,7 +325,10 @@ def finalize(state: MinerState, config: MineConfig, wildcards: frozenset[str]) -
     return MineResult(assignments, templates, counts, first, state)
 
 
-def _group_text(g: Group, state: MinerState) -> str:
+def group_text(g: Group, state: MinerState) -> str:
+    if g.text is not None:
+        return g.text
+
     def seps_of(part: Group) -> tuple[str, ...]:
         return state.seps[min(part.members, key=lambda i: (state.tokens[i], state.seps[i]))]
 

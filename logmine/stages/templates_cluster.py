@@ -40,6 +40,15 @@ class ClusterParams:
     """A position with at least 3 distinct words in fewer than 1/ratio lines each is a variable."""
     min_context_tokens: int = 3
     """Constant words the rest of a line needs before its first word may be a variable."""
+    min_determined: int = 2
+    """Differing positions a position's word must decide before the units split on it."""
+    key_candidates: int = 8
+    """Positions (fewest distinct words first) tried as such a deciding position."""
+    min_context_chars: int = 12
+    """Constant characters a free-text region's frame needs (``<s>[INST] ... [/INST]``)."""
+    unique_region_ratio: float = 0.3
+    """A region longer than its frame's constant words is still a variable when at least this
+    share of its lines hold a value of their own (free text, such as a chat message)."""
 
 
 @dataclass
@@ -52,6 +61,8 @@ class Group:
     """For a variable-length template: its fixed-length templates, one per token count."""
     frame: tuple[int, int] | None = None
     """For a template merged around a region: the lengths of its head and tail."""
+    text: str | None = None
+    """The template text, when a later merge wrote it (else rendered from the pattern)."""
 
     def render(self, seps_of: Callable[[Group], Sequence[str]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The pattern and its separators, taken from the smallest fixed-length part
@@ -69,8 +80,18 @@ class Group:
         return self.pattern, (*seps[: head + 1], *seps[n - tail : n], seps[n])
 
 
+SLOT = re.compile(r"\{([a-z_]+):([a-z]{6,})\}")
+"""A slot token ``{name:id}``: a value of a named kind (``{code:qhdkwmzt}``) with a content id.
+It is a value like a mask; where its values differ it becomes the named slot ``{name}``, and
+where it never changes it stays, so the caller can restore the text it stands for."""
+
+
+_NAMED = re.compile(r"\{[a-z_]+\d*(?::[a-z]{6,})?\}")
+"""A named slot (``{code}``, ``{prefix}``) or a slot token."""
+
+
 def has_mask(token: str, wildcards: frozenset[str]) -> bool:
-    return any(w in token for w in wildcards)
+    return any(w in token for w in wildcards) or ("{" in token and _NAMED.search(token) is not None)
 
 
 def is_variable(values: Counter[str], lines: int, params: ClusterParams, wildcards: frozenset[str], region: bool = False) -> bool:
@@ -103,13 +124,37 @@ _TAIL = re.compile(r"[^A-Za-z0-9_<>*].*$")
 
 
 def generalise(values: Sequence[str]) -> str:
-    """One wildcard standing for ``values``, inside the punctuation they all share."""
+    """One wildcard standing for ``values``, inside the punctuation they all share; or, for
+    values that differ only in their slot tokens, the named slots."""
+    if any("{" in v and SLOT.search(v) for v in values):
+        slots = _generalise_slots(values)
+        return WILDCARD if slots is None else slots
     head = _cut(os.path.commonprefix(list(values)), _HEAD)
     rest = [v[len(head):][::-1] for v in values]
     tail = _cut(os.path.commonprefix(rest)[::-1], _TAIL)
     if any(len(v) <= len(head) + len(tail) for v in values):
         return WILDCARD
     return head + WILDCARD + tail
+
+
+def _generalise_slots(values: Sequence[str]) -> str | None:
+    splits = [SLOT.split(v) for v in values]
+    if len(splits[0]) == 1 or len({len(p) for p in splits}) != 1:
+        return None
+    out = []
+    for i, col in enumerate(zip(*splits)):
+        same = len(set(col)) == 1
+        if i % 3 == 0:
+            if not same:
+                return None
+            out.append(col[0])
+        elif i % 3 == 1:
+            if not same:
+                return None
+        else:
+            name = splits[0][i - 1]
+            out.append("{%s:%s}" % (name, col[0]) if same else "{%s}" % name)
+    return "".join(out)
 
 
 def _cut(text: str, rx: re.Pattern[str]) -> str:
@@ -125,25 +170,61 @@ def _split_bucket(
     while stack:
         idx = stack.pop()
         rows = [units[i] for i in idx]
-        best: tuple[int, int] | None = None
-        for pos, col in enumerate(zip(*rows)):
-            if pos == 0 or len(distinct := set(col)) == 1:
-                continue
-            if best is not None and len(distinct) >= best[0]:
-                continue
-            values: Counter[str] = Counter()
-            for i, v in zip(idx, col):
-                values[v] += weights[i]
-            if not is_variable(values, sum(values.values()), params, wildcards):
-                best = (len(distinct), pos)
-        if best is None:
+        cols = [(pos, col) for pos, col in enumerate(zip(*rows)) if pos and len(set(col)) > 1]
+        split = _constant_position(idx, cols, weights, params, wildcards)
+        if split is None:
+            split = _key_position(cols, params)
+        if split is None:
             out.append(Group(idx, pattern_of(rows)))
             continue
         parts: dict[str, list[int]] = defaultdict(list)
         for i in idx:
-            parts[units[i][best[1]]].append(i)
+            parts[units[i][split]].append(i)
         stack.extend(parts[v] for v in sorted(parts, reverse=True))
     return out
+
+
+def _constant_position(
+    idx: list[int], cols: list[tuple[int, tuple[str, ...]]], weights: Sequence[int], params: ClusterParams, wildcards: frozenset[str]
+) -> int | None:
+    """The position with the fewest distinct words among those that look like constants."""
+    best: tuple[int, int] | None = None
+    for pos, col in cols:
+        distinct = len(set(col))
+        if best is not None and distinct >= best[0]:
+            continue
+        values: Counter[str] = Counter()
+        for i, v in zip(idx, col):
+            values[v] += weights[i]
+        if not is_variable(values, sum(values.values()), params, wildcards):
+            best = (distinct, pos)
+    return None if best is None else best[1]
+
+
+def _key_position(cols: list[tuple[int, tuple[str, ...]]], params: ClusterParams) -> int | None:
+    """A position whose word decides the words at several other differing positions: the
+    units are different templates that happen to share a length (not one template with many
+    values), so they are split there even when it takes many words."""
+    if len(cols) < params.min_determined + 1:
+        return None
+    n = len(cols[0][1])
+    ranked = sorted((len(set(col)), pos, col) for pos, col in cols)
+    best: tuple[int, int] | None = None
+    for distinct, pos, col in ranked[: params.key_candidates]:
+        if 2 * distinct > n:
+            break
+        determined = sum(1 for other, ocol in cols if other != pos and _determines(col, ocol))
+        if determined >= params.min_determined and (best is None or determined > best[0]):
+            best = (determined, pos)
+    return None if best is None else best[1]
+
+
+def _determines(key: Sequence[str], other: Sequence[str]) -> bool:
+    seen: dict[str, str] = {}
+    for k, v in zip(key, other):
+        if seen.setdefault(k, v) != v:
+            return False
+    return True
 
 
 def _merge_gaps(groups: list[Group], weights: Sequence[int], params: ClusterParams, wildcards: frozenset[str]) -> list[Group]:
@@ -151,10 +232,12 @@ def _merge_gaps(groups: list[Group], weights: Sequence[int], params: ClusterPara
     the one region between, when that region takes many values of any length ("Opened project
     <*> in <*> ms" whatever the number of words in the project's name).
 
-    A frame needs ``min_context_tokens`` constant words, and at least as many as the longest
-    region it frames, so a shared header never swallows the messages after it.
+    A frame needs ``min_context_tokens`` constant words, and it holds only the templates whose
+    region is no longer than that, so a shared header never swallows the messages after it;
+    or, for a region of mostly one-off values (free text), one constant word.
     """
-    pats = [collapse_wildcards(g.pattern) for g in groups]
+    # a slot token seen in one unit only is no evidence of static text: read it as its named slot
+    pats = [collapse_wildcards(tuple(_slot_names(t) for t in g.pattern) if len(g.members) == 1 else g.pattern) for g in groups]
     lines = [sum(weights[i] for i in g.members) for g in groups]
     by_first: dict[str, list[int]] = defaultdict(list)
     by_last: dict[str, list[int]] = defaultdict(list)
@@ -168,20 +251,25 @@ def _merge_gaps(groups: list[Group], weights: Sequence[int], params: ClusterPara
         for x, a in enumerate(bucket):
             for b in bucket[x + 1 :]:
                 frame = _frame(pats[a], pats[b])
-                if frame is not None and _context(frame, wildcards) >= params.min_context_tokens:
+                if frame is not None and (
+                    _context(frame, wildcards) >= params.min_context_tokens or _context_chars(frame, wildcards) >= params.min_context_chars
+                ):
                     frames.add(frame)
     parent = list(range(len(groups)))
     for head, tail in sorted(frames, key=lambda f: (-len(f[0]) - len(f[1]), f)):
         pool = by_first[head[0]] if head else by_last[tail[-1]]
-        members = [k for k in pool if _in_frame(pats[k], head, tail)]
-        middles: Counter[str] = Counter()
-        for k in members:
-            middles[" ".join(pats[k][len(head) : len(pats[k]) - len(tail)])] += lines[k]
-        longest = max(len(pats[k]) - len(head) - len(tail) for k in members)
-        if len(middles) > 1 and longest <= _context((head, tail), wildcards) and is_variable(middles, sum(middles.values()), params, wildcards, region=True):
-            root = _find(parent, members[0])
-            for k in members[1:]:
-                parent[_find(parent, k)] = root
+        context = _context((head, tail), wildcards)
+        framed = [k for k in pool if _in_frame(pats[k], head, tail)]
+        # an open frame (no head, or no tail) only frames one word: the first or last word of a line
+        limit = context if head and tail else 1
+        short = [k for k in framed if len(pats[k]) - len(head) - len(tail) <= limit]
+        if context >= params.min_context_tokens and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
+            _join(parent, short)
+        elif (
+            head and tail and _context_chars((head, tail), wildcards) >= params.min_context_chars
+            and _variable_region(framed, pats, lines, head, tail, params, wildcards, unique=True)
+        ):
+            _join(parent, framed)
     merged: dict[int, list[int]] = defaultdict(list)
     for k in range(len(groups)):
         merged[_find(parent, k)].append(k)
@@ -196,8 +284,58 @@ def _merge_gaps(groups: list[Group], weights: Sequence[int], params: ClusterPara
     return out
 
 
+def _variable_region(
+    members: list[int], pats: list[tuple[str, ...]], lines: list[int], head: tuple[str, ...], tail: tuple[str, ...],
+    params: ClusterParams, wildcards: frozenset[str], unique: bool,
+) -> bool:
+    """Whether the regions the frame holds are one variable: many distinct values; with
+    ``unique``, also mostly values seen once (free text, not other templates' messages)."""
+    if len(members) < 2:
+        return False
+    middles: Counter[str] = Counter()
+    varied = 0  # lines whose region already holds a wildcard: each has a value of its own
+    for k in members:
+        middle = " ".join(pats[k][len(head) : len(pats[k]) - len(tail)])
+        middles[middle] += lines[k]
+        varied += lines[k] if WILDCARD in middle.split(" ") else 0
+    total = sum(middles.values())
+    distinct = varied + sum(1 for m in middles if WILDCARD not in m.split(" "))
+    if _shared_phrase(middles):
+        return False
+    if unique and (distinct < params.unique_region_ratio * total or any(_structured(m, wildcards) for m in middles)):
+        return False
+    return is_variable(middles, total, params, wildcards, region=True)
+
+
+def _shared_phrase(middles: Counter[str]) -> bool:
+    """Whether a pair of adjacent words recurs in more than half the distinct regions: static
+    text of some template inside them, not free text."""
+    seen: Counter[tuple[str, str]] = Counter()
+    for middle in middles:
+        words = middle.split(" ")
+        seen.update({pair for pair in zip(words, words[1:]) if WILDCARD not in pair})
+    return bool(seen) and max(seen.values()) * 2 > len(middles)
+
+
+def _structured(middle: str, wildcards: frozenset[str]) -> bool:
+    """A region with several slots or code blocks: a template's body, not free text (a user's
+    message may hold one fenced block)."""
+    return middle.count("```") > 2 or len(_NAMED.findall(middle)) > 2
+
+
+def _join(parent: list[int], members: list[int]) -> None:
+    root = _find(parent, members[0])
+    for k in members[1:]:
+        parent[_find(parent, k)] = root
+
+
 _MAX_FRAME_BUCKET = 200
 """Templates compared pairwise per shared first or last word (bounds the work)."""
+
+
+def _slot_names(token: str) -> str:
+    """A token with its slot tokens read as their named slots: a code block seen once is still a value."""
+    return SLOT.sub(r"{\1}", token) if "{" in token else token
 
 
 def _frame(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
@@ -216,6 +354,10 @@ def _frame(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[tuple[str, ...], tup
 
 def _context(frame: tuple[tuple[str, ...], tuple[str, ...]], wildcards: frozenset[str]) -> int:
     return sum(1 for part in frame for tok in part if not has_mask(tok, wildcards))
+
+
+def _context_chars(frame: tuple[tuple[str, ...], tuple[str, ...]], wildcards: frozenset[str]) -> int:
+    return sum(len(tok) for part in frame for tok in part if not has_mask(tok, wildcards))
 
 
 def _in_frame(p: tuple[str, ...], head: tuple[str, ...], tail: tuple[str, ...]) -> bool:
@@ -310,7 +452,7 @@ def cluster(
     buckets: dict[tuple[int, str], list[int]] = defaultdict(list)
     for i in range(len(units)) if members is None else members:
         toks = units[i]
-        buckets[(len(toks), toks[0] if toks else "")].append(i)
+        buckets[(len(toks), _slot_names(toks[0]) if toks else "")].append(i)
     groups: list[Group] = []
     for key in sorted(buckets):
         idx = sorted(buckets[key], key=lambda i: units[i])

@@ -1,0 +1,251 @@
+"""Labelled prompt logs for the template benchmark, built from real assistant templates.
+
+Every template of ``templates.jsonl`` is rendered many times with real values: code from the
+Python standard library of this machine (a random file, a random cursor), file paths, user
+instructions of varying length, diffs. Each rendering becomes one request record, written in
+two log formats: logmine's native JSONL and Continue's dev data (``autocomplete`` records with
+prefix/suffix for fill-in-the-middle templates, ``editInteraction`` and ``chatInteraction``
+records for the rest).
+
+The truth of a record is its template's *skeleton*: the template rendered with every variable
+replaced by one marker. Templates that render the same (the same FIM string in two assistants,
+``{{{prefix}}}`` and ``{prefix}``) share a skeleton and count as one template.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sysconfig
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+MARK = "\x00"
+_SYNTAX = {
+    "mustache": re.compile(r"\{\{\{\s*([^{}]+?)\s*\}\}\}"),
+    "mustache-double": re.compile(r"\{\{\s*([^{}]+?)\s*\}\}"),
+    "python-format": re.compile(r"\{([A-Za-z_][\w.]*)?\}"),
+    "rust-format": re.compile(r"\{([A-Za-z_][\w.]*)?\}"),
+    "java-concat": re.compile(r"\{([A-Za-z_][\w.]*)\}"),
+}
+CONSTANTS = {
+    "START_TAG": "<START EDITING HERE>", "suffixTag": "<STOP EDITING HERE>", "OPENING_CODE_TAG": "<CODE5711>",
+    "CLOSING_CODE_TAG": "</CODE5711>",
+    "suffixExplanation": ' Do not change anything below "<STOP EDITING HERE>".',
+    'RULES.join("\\n- ")': "Keep the indentation.\n- Do not add comments.",
+}
+VERBS = ["Add", "Refactor", "Fix", "Rename", "Document", "Simplify", "Optimise", "Rewrite", "Test", "Explain", "Clean up", "Make"]
+OBJECTS = ["this function", "the loop", "the error handling", "the class", "these imports", "the parser", "the variable names",
+           "the docstring", "the return value", "this block", "the tests", "the logging"]
+TAILS = ["", "so it is faster", "using a list comprehension", "and keep the behaviour the same", "with type hints",
+         "because the reviewer asked for it", "to handle empty input", "without changing the public API",
+         "so that it works on Windows too", "and add a short comment explaining why", "in the style of the rest of the module",
+         "for python 3.11", "to avoid the race when two threads call it at once"]
+OWNERS = ["acme", "octo", "logmine", "team", "data", "infra", "ml", "web", "corp", "lab"]
+
+
+@dataclass
+class Record:
+    """One rendered prompt and what its log record carries."""
+
+    prompt: str
+    truth: str
+    kind: str  # completion | edit | chat
+    prefix: str | None
+    suffix: str | None
+    file_path: str
+    language: str
+    template_name: str
+
+
+class CodeCorpus:
+    """Python standard library files of this machine, read lazily."""
+
+    def __init__(self, rng: random.Random, root: Path | None = None, max_files: int = 400) -> None:
+        root = root or Path(sysconfig.get_paths()["stdlib"])
+        files = sorted(p for p in root.glob("*.py") if p.stat().st_size > 2000)
+        self.rng = rng
+        self.files = rng.sample(files, min(max_files, len(files)))
+        self._cache: dict[Path, list[str]] = {}
+
+    def lines(self, path: Path) -> list[str]:
+        if path not in self._cache:
+            self._cache[path] = path.read_text(errors="replace").splitlines()
+        return self._cache[path]
+
+    def cursor(self, before: int = 30, after: int = 15) -> tuple[str, str, str]:
+        """``(relative path, prefix, suffix)`` around a random cursor of a random file."""
+        path = self.rng.choice(self.files)
+        lines = self.lines(path)
+        at = self.rng.randrange(5, max(6, len(lines) - 5))
+        cut = self.rng.randrange(0, max(1, len(lines[at])))
+        prefix = "\n".join(lines[max(0, at - self.rng.randint(5, before)) : at] + [lines[at][:cut]])
+        suffix = "\n".join([lines[at][cut:]] + lines[at + 1 : at + 1 + self.rng.randint(2, after)])
+        return f"src/{path.stem}/{path.name}", prefix, suffix
+
+    def snippet(self, low: int = 4, high: int = 30) -> str:
+        path = self.rng.choice(self.files)
+        lines = self.lines(path)
+        n = self.rng.randint(low, high)
+        at = self.rng.randrange(0, max(1, len(lines) - n))
+        text = "\n".join(lines[at : at + n]).strip("\n")
+        return text or "pass"
+
+
+def instruction(rng: random.Random) -> str:
+    parts = [rng.choice(VERBS), rng.choice(OBJECTS), rng.choice(TAILS)]
+    return " ".join(p for p in parts if p)
+
+
+def diff(corpus: CodeCorpus) -> str:
+    """A unified diff of a real snippet: one line replaced by another real line."""
+    path = corpus.rng.choice(corpus.files)
+    old = corpus.snippet(3, 8).splitlines()
+    i = corpus.rng.randrange(len(old))
+    body = [" " + x for x in old]
+    body[i:i + 1] = ["-" + old[i], "+" + corpus.snippet(1, 1)]
+    name = f"src/{path.stem}.py"
+    return f"diff --git a/{name} b/{name}\n@@ -{i + 1},{len(old)} +{i + 1},{len(old)} @@\n" + "\n".join(body)
+
+
+def other_path(corpus: CodeCorpus) -> str:
+    path = corpus.rng.choice(corpus.files)
+    return f"src/{corpus.rng.choice(OWNERS)}/{path.name}"
+
+
+def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Random) -> str:
+    """A realistic value for a placeholder, chosen by its name."""
+    key = re.sub(r"^(otherData|args)\.", "", name.strip()).replace("\n", " ")
+    low = key.lower()
+    if key in CONSTANTS:
+        return CONSTANTS[key]
+    if low in ("prefix", "documentprefix", "combinedafterseparator", "head.trimmed", "fullprefix"):
+        return ctx["prefix"]
+    if low in ("suffix", "documentsuffix", "tail.trimmed"):
+        return ctx["suffix"]
+    if "language" in low or key == "args[1]":
+        return ctx["language"]
+    if "filepath" in low or "filename" in low or "relativepaths" in low or low in ("referrer",):
+        return ctx["file_path"]
+    if low.startswith("diff"):
+        return diff(corpus)
+    if low in ("userinput", "input", "command", "question", "query", "title", "new_section", "new_section_title", "page_prompt"):
+        return instruction(rng)
+    if low == "reponame":
+        return f"{rng.choice(OWNERS)}/{corpus.rng.choice(corpus.files).stem}"
+    if low == "count":
+        return str(rng.randint(3, 9))
+    if low in ("otherfiles", "references", "filecontext", "filelist", "context", "page_section_titles", "beforeseparator"):
+        return "\n\n".join(f"+++++ {other_path(corpus)}\n{corpus.snippet(3, 12)}" for _ in range(rng.randint(1, 2)))
+    if low == "snippet_line":
+        return corpus.snippet(1, 1).strip()
+    return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
+
+
+def _js_placeholders(text: str) -> list[tuple[int, int, str]]:
+    """``${...}`` spans with balanced braces: (start, end, expression)."""
+    out, i = [], 0
+    while (i := text.find("${", i)) >= 0:
+        depth, j = 1, i + 2
+        while j < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            j += 1
+        out.append((i, j, text[i + 2 : j - 1]))
+        i = j
+    return out
+
+
+def render(row: dict[str, Any], values: Any) -> str:
+    """Render a template row with ``values(name) -> str`` (a callable)."""
+    text, syntax = row["template"], row["placeholder_syntax"]
+    if syntax == "literal":
+        return text
+    if syntax == "js-template":
+        out, pos = [], 0
+        for start, end, expr in _js_placeholders(text):
+            out += [text[pos:start], values(expr)]
+            pos = end
+        return "".join(out) + text[pos:]
+    if syntax == "jinja2":
+        import jinja2
+
+        env = jinja2.Environment()
+        env.globals["raise_exception"] = lambda msg: (_ for _ in ()).throw(ValueError(msg))
+        return env.from_string(text).render(messages=[{"role": "user", "content": values("content")}], add_generation_prompt=True)
+    positional = iter(range(100))
+    return _SYNTAX[syntax].sub(lambda m: values(m.group(1) or f"{{{next(positional)}}}"), text)
+
+
+def skeleton_key(row: dict[str, Any]) -> str:
+    """The template rendered with one marker for every variable (constants kept): the truth."""
+    return render(row, lambda name: CONSTANTS.get(re.sub(r"^(otherData|args)\.", "", name.strip()), MARK))
+
+
+def load_templates(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def records(rows: list[dict[str, Any]], per_template: int, seed: int = 0) -> Iterator[Record]:
+    """``per_template`` renderings of every template, interleaved in a seeded random order."""
+    rng = random.Random(seed)
+    corpus = CodeCorpus(rng)
+    order = [r for r in rows for _ in range(per_template)]
+    rng.shuffle(order)
+    for row in order:
+        file_path, prefix, suffix = corpus.cursor()
+        ctx = {"prefix": prefix, "suffix": suffix, "file_path": file_path, "language": "python"}
+
+        def values(name: str) -> str:
+            if row["placeholder_syntax"] == "jinja2":
+                text = instruction(rng)
+                return text + ("\n\n```python\n" + corpus.snippet() + "\n```" if rng.random() < 0.5 else "")
+            return value_for(name, ctx, corpus, rng)
+
+        prompt = render(row, values)
+        fim = row["kind"] in ("fim", "fim-context", "fim-chat")
+        kind = "completion" if fim else ("edit" if row["kind"] in ("edit", "apply") else "chat")
+        yield Record(prompt, skeleton_key(row), kind, prefix if fim else None, suffix if fim else None,
+                     file_path, "python", row["name"])
+
+
+def write_logs(recs: list[Record], out: Path, seed: int = 0) -> dict[str, Path]:
+    """Write the records half in native JSONL, half as Continue dev data; return the files."""
+    rng = random.Random(seed + 1)
+    out.mkdir(parents=True, exist_ok=True)
+    native = (out / "native" / "requests.jsonl")
+    native.parent.mkdir(parents=True, exist_ok=True)
+    cont = out / "continue" / "0.2.0"
+    cont.mkdir(parents=True, exist_ok=True)
+    files = {"native": native, "autocomplete": cont / "autocomplete.jsonl", "editInteraction": cont / "editInteraction.jsonl",
+             "chatInteraction": cont / "chatInteraction.jsonl"}
+    handles = {k: p.open("w") for k, p in files.items()}
+    t0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    try:
+        for i, rec in enumerate(recs):
+            ts = t0 + timedelta(seconds=7 * i)
+            rid = f"req-{i:07d}"
+            if rng.random() < 0.5:
+                row = {"type": "llm_request", "ts": ts.isoformat(), "kind": rec.kind, "request_id": rid, "prompt": rec.prompt,
+                       "prefix": rec.prefix, "suffix": rec.suffix, "file_path": rec.file_path, "language": rec.language,
+                       "model": "bench-model", "user_id": f"user{i % 17}"}
+                handles["native"].write(json.dumps({k: v for k, v in row.items() if v is not None}) + "\n")
+                continue
+            base = {"timestamp": ts.isoformat().replace("+00:00", "Z"), "userId": f"user{i % 17}", "schema": "0.2.0",
+                    "userAgent": "VSCode/1.96.0 (Continue/1.0.0)", "selectedProfileId": "local", "modelName": "bench-model",
+                    "modelProvider": "ollama", "prompt": rec.prompt, "completion": ""}
+            if rec.kind == "completion":
+                row = {**base, "eventName": "autocomplete", "prefix": rec.prefix, "suffix": rec.suffix, "filepath": rec.file_path,
+                       "completionId": rid, "uniqueId": rid, "time": 120, "cacheHit": False, "accepted": False}
+                handles["autocomplete"].write(json.dumps(row) + "\n")
+            elif rec.kind == "edit":
+                handles["editInteraction"].write(json.dumps({**base, "eventName": "editInteraction", "filepath": rec.file_path, "modelTitle": "m"}) + "\n")
+            else:
+                handles["chatInteraction"].write(json.dumps({**base, "eventName": "chatInteraction", "modelTitle": "m", "sessionId": f"s{i}"}) + "\n")
+    finally:
+        for h in handles.values():
+            h.close()
+    return files

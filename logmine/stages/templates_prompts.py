@@ -1,0 +1,397 @@
+"""Prompt mining: the structure a prompt log offers, used before the line miner sees the text.
+
+A logged prompt is a template rendered with values. Some values the log record itself carries
+(the FIM prefix and suffix, the file path, the language, the selection): they are replaced by
+named placeholders (``{prefix}``, ``{file_path}``, ...). Code the record does not carry is
+found by its shape: fenced blocks, the regions between fill-in-the-middle sentinels, and
+paragraphs that parse as code with tree-sitter become typed slots (``{code}``, ``{code2}``,
+``{diff}``). What remains (the template's static text and short values) is mined by
+:class:`logmine.stages.templates.TemplateMiner` with whitespace kept.
+
+Code found by its shape might be static (an example inside the template), so it first
+becomes a slot token ``{code:<id>}`` (id: a content hash in letters, which the masking rules
+leave alone): where its values differ the miner turns it into the slot ``{code}``, where it
+never changes the text is put back. A template's second and later code slots are numbered
+(``{code2}``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from logmine.stages.templates import MineConfig, MineResult, ProgressFn, TemplateMiner, template_id, template_regex
+from logmine.stages.templates_anchors import merge_by_anchors
+from logmine.stages.templates_cluster import SLOT
+
+RECORD_SLOTS = ("prefix", "suffix", "selection", "file_path", "language")
+"""Record fields whose values become placeholders of the same name."""
+ATTR_SLOTS = {"selection": "selection", "selected_code": "selection", "codeToEdit": "selection", "code_to_edit": "selection"}
+"""Keys of a record's ``attrs`` JSON that carry the selection."""
+SLOT_TYPES = {"prefix": "code", "suffix": "code", "selection": "code", "code": "code", "diff": "code", "file_path": "path", "language": "language"}
+PLACEHOLDER = re.compile(r"\{(prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}")
+"""The placeholders this module writes (anything else in braces is static text)."""
+MIN_VALUE_CHARS = 8
+"""Shorter record values (except the language) are left to the miner: too likely to occur by chance."""
+MIN_FIM_VALUE_CHARS = 3
+"""A prefix or suffix as short as this is still replaced (its first occurrence: FIM prompts are short)."""
+MIN_OVERLAP_CHARS = 24
+"""A prefix or suffix the prompt holds only in part must still share this many characters."""
+
+_FIXED = re.compile(
+    r"(\{(?:prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}"  # placeholders
+    r"|\{[a-z_]+:[a-z]{6,}\}"  # slot tokens
+    r"|<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1,30}\]>"  # model sentinels: <|fim_prefix|> <｜fim▁hole｜> <[fim-prefix]>
+    r"|</?[A-Z][A-Z0-9_]{1,30}/?>|</?[a-z]+_[a-z_]+>|</?s>"  # tags: <PRE> </CONTEXTDOCUMENT> <fim_prefix> <start_of_turn> <s>
+    r"|\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]"  # [PREFIX] [INST] [BLANK]
+    r"|(?m:^[ \t]*(?:```|~~~)[^\n`]*$))"  # fence lines
+)
+"""Pieces a code region never swallows: placeholders, sentinels, tags, fence lines."""
+_PROSE_WORD = re.compile(r"^[\"'(*\[]*[A-Za-z][A-Za-z'’-]*[.,:;!?\"')*\]]*$")
+_CODE_CHARS = re.compile(r"[=;{}\\]|\(\)|->|::|\+\+|\.\w+\(|^\s*(?:#|//|/\*|\*|<!--|@)")
+_HEADER = re.compile(r"^#{2,} \S")
+"""A markdown header (``### Instruction:``): text, where ``# ...`` alone is a code comment."""
+_DIFF_LINE = re.compile(r"^(?:[+\- ]|@@|diff --git|index [0-9a-f]|--- |\+\+\+ )")
+
+
+class SlotStore:
+    """The text behind each slot token, kept while it may still be static (bounded)."""
+
+    def __init__(self, max_entries: int = 20_000) -> None:
+        self.max_entries = max_entries
+        self.texts: dict[str, str] = {}
+        self.seen: dict[str, int] = {}
+
+    def token(self, name: str, text: str) -> str:
+        digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+        sid = "".join(chr(97 + b % 26) for b in digest)
+        if sid in self.seen:
+            self.seen[sid] += 1
+        else:
+            if len(self.texts) >= self.max_entries:
+                self._prune()
+            self.texts[sid] = text
+            self.seen[sid] = 1
+        return "{%s:%s}" % (name, sid)
+
+    def _prune(self) -> None:
+        keep = {k for k, n in self.seen.items() if n > 1}
+        if len(keep) >= self.max_entries // 2:
+            keep = set(list(keep)[-self.max_entries // 2 :])
+        self.texts = {k: v for k, v in self.texts.items() if k in keep}
+        self.seen = {k: self.seen[k] for k in self.texts}
+
+    def restore(self, template: str) -> str:
+        """Put back the text of slot tokens that stayed constant; number repeated slots."""
+        text = SLOT.sub(lambda m: self.texts.get(m.group(2), "{%s}" % m.group(1)), template)
+        counts: dict[str, int] = {}
+
+        def number(m: re.Match[str]) -> str:
+            name = m.group(1)
+            counts[name] = counts.get(name, 0) + 1
+            return m.group(0) if counts[name] == 1 or name not in _NUMBERED else "{%s%d}" % (name, counts[name])
+
+        return re.sub(r"\{([a-z_]+)\}", number, text)
+
+
+_NUMBERED = frozenset({"code", "diff"})
+
+
+def record_values(record: Mapping[str, Any]) -> dict[str, str]:
+    """The slot values a record carries: its own fields, and a selection from ``attrs``."""
+    values = {k: v for k in RECORD_SLOTS if isinstance(v := record.get(k), str) and v.strip()}
+    attrs = record.get("attrs")
+    if isinstance(attrs, str) and attrs.startswith("{"):
+        try:
+            attrs = json.loads(attrs)
+        except ValueError:
+            attrs = None
+    if isinstance(attrs, Mapping) and "selection" not in values:
+        for key, slot in ATTR_SLOTS.items():
+            if isinstance(v := attrs.get(key), str) and v.strip():
+                values[slot] = v
+                break
+    return values
+
+
+def skeleton(prompt: str, values: Mapping[str, str] | None = None, slots: SlotStore | None = None) -> str:
+    """``prompt`` with the record's values replaced by placeholders and, given a slot store,
+    its code spans by slot tokens."""
+    values = values or {}
+    text = prompt
+    for name, value in sorted(values.items(), key=lambda kv: -len(kv[1])):
+        text = _replace_value(text, name, value)
+    if slots is not None:
+        from logmine.code import resolve_language
+
+        text = _code_regions(text, slots, resolve_language(values.get("language"), values.get("file_path")))
+    return text
+
+
+def _replace_value(text: str, name: str, value: str) -> str:
+    token = "{" + name + "}"
+    if name == "language":
+        return _replace_language(text, value, token)
+    if name == "file_path":
+        return _replace_path(text, value, token)
+    if len(value.strip()) < (MIN_FIM_VALUE_CHARS if name in ("prefix", "suffix") else MIN_VALUE_CHARS):
+        return text
+    if value in text:
+        return text.replace(value, token, 1) if name in ("prefix", "suffix") else text.replace(value, token)
+    if name == "prefix":
+        return _replace_overlap(text, value, token, anchor_end=True)
+    if name == "suffix":
+        return _replace_overlap(text, value, token, anchor_end=False)
+    return text
+
+
+def _replace_language(text: str, value: str, token: str) -> str:
+    """The language where a prompt names it: a code fence's info string or a "language:" label
+    (elsewhere a language name is as likely part of the user's words)."""
+    v = re.escape(value)
+    return re.sub(rf"(?:(?<=```)|(?<=~~~)|(?<=[Ll]anguage: )|(?<=LANGUAGE:)|(?<=[Ll]anguage=)){v}(?![\w+#-])", token, text)
+
+
+def _replace_path(text: str, path: str, token: str) -> str:
+    """The longest tail of ``path`` the prompt holds (absolute, relative, or the file name)."""
+    parts = path.replace("\\", "/").split("/")
+    for i in range(len(parts)):
+        tail = "/".join(parts[i:])
+        if len(tail) >= 3 and tail in text:
+            return re.sub(rf"(?<![\w/.-]){re.escape(tail)}(?![\w-])", token, text)
+    return text
+
+
+def _replace_overlap(text: str, value: str, token: str, anchor_end: bool) -> str:
+    """Replace the part of ``value`` the prompt holds when it was trimmed: a prefix keeps its
+    end (the lines before the cursor), a suffix its start."""
+    probe = value[-MIN_OVERLAP_CHARS:] if anchor_end else value[:MIN_OVERLAP_CHARS]
+    if len(probe) < MIN_OVERLAP_CHARS:
+        return text
+    at = text.find(probe)
+    if at < 0:
+        return text
+    if anchor_end:
+        end = at + len(probe)
+        start, k = at, len(value) - len(probe)
+        while start > 0 and k > 0 and text[start - 1] == value[k - 1]:
+            start, k = start - 1, k - 1
+    else:
+        start = at
+        end, k = at + len(probe), len(probe)
+        while end < len(text) and k < len(value) and text[end] == value[k]:
+            end, k = end + 1, k + 1
+    return text[:start] + token + text[end:]
+
+
+def _code_regions(text: str, slots: SlotStore, language: str | None = None) -> str:
+    """Every run of code-like pieces (lines, or parts of lines between fixed pieces), with the
+    blank space between them, becomes one slot token."""
+    pieces = _pieces(text)
+    forced = _code_spans(text)
+    kinds = []
+    for piece, at_line_start, offset in pieces:
+        kind = _kind(piece, at_line_start, language)
+        if kind == "text" and _inside(offset, forced):
+            kind = "code"
+        kinds.append(kind)
+    _smooth(pieces, kinds)
+    out: list[str] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        body = "".join(run)
+        if body.strip():
+            # newlines around the region stay outside the slot; its first line's indentation is code
+            lead = _LEAD.match(body).group(0)  # type: ignore[union-attr]
+            core = body[len(lead) :].rstrip()
+            out.append(lead + _slot(core, slots) + body[len(lead) + len(core) :])
+        else:
+            out.append(body)
+        run.clear()
+
+    for (piece, _, _), kind in zip(pieces, kinds):
+        if kind == "code" or (kind == "space" and run):
+            run.append(piece)
+        else:
+            if run:
+                flush()
+            out.append(piece)
+    if run:
+        flush()
+    return "".join(out)
+
+
+_LEAD = re.compile(r"(?:[ \t]*\n)*")
+
+
+def _pieces(text: str) -> list[tuple[str, bool, int]]:
+    """``(piece, starts a line, offset)``: the text cut at line ends and around fixed pieces."""
+    out = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\n")
+        start = True
+        for part in _FIXED.split(body):
+            if part:
+                out.append((part, start, offset))
+                offset += len(part)
+                start = False
+        if len(body) < len(line):
+            out.append((line[len(body) :], False, offset))
+            offset += len(line) - len(body)
+    return out
+
+
+_FENCE_BODY = re.compile(r"(?m)^[ \t]*(```|~~~)[^\n`]*\n(.*?)(?:\n[ \t]*\1(?![\w`])|\Z)", re.DOTALL)
+"""A fenced block's body: up to a closing fence (which a sentinel may follow: ```<end_of_turn>)
+or, for a block left open (an assistant prefill), to the end."""
+_TAG_BODY = re.compile(r"<([A-Z][A-Z0-9_]{1,30})>(.*?)</\1>", re.DOTALL)
+_FIM_START = re.compile(r"<fim_prefix>|<\|fim_prefix\|>|<PRE>|\[PREFIX\]|<｜fim▁begin｜>|<\[fim-prefix\]>|<fim_suffix>|<\|fim_suffix\|>|<SUF>|\[SUFFIX\]|<｜fim▁hole｜>|<\[fim-suffix\]>")
+_SENTINEL = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1,30}\]>|</?[A-Z][A-Z0-9_]{1,30}>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]")
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans that hold code whatever their lines look like: the bodies of fenced
+    blocks and of upper-case tags (``<CONTEXTDOCUMENT>``), and the text after a
+    fill-in-the-middle sentinel up to the next sentinel."""
+    spans = [m.span(2) for m in _FENCE_BODY.finditer(text)]
+    spans += [m.span(2) for m in _TAG_BODY.finditer(text)]
+    for m in _FIM_START.finditer(text):
+        nxt = _SENTINEL.search(text, m.end())
+        spans.append((m.end(), nxt.start() if nxt else len(text)))
+    return spans
+
+
+def _inside(offset: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= offset < b for a, b in spans)
+
+
+def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
+    """fixed | space | code | text."""
+    if _FIXED.fullmatch(piece):
+        return "fixed"
+    if not piece.strip():
+        return "space"
+    if at_line_start and (piece[:2] == "  " or piece[:1] == "\t"):
+        return "code"
+    if _HEADER.match(piece):
+        return "text"
+    if _CODE_CHARS.search(piece):
+        return "code"
+    words = piece.split()
+    plain = sum(bool(_PROSE_WORD.match(w)) for w in words)
+    # a sentence, or a word or two of plain text (a role name, a short request)
+    prose = (len(words) >= 3 and plain >= 0.75 * len(words)) or (len(words) <= 2 and plain == len(words))
+    if prose and language is not None and _parses_as_code(piece.strip(), language):
+        return "code"
+    return "text" if prose else "code"
+
+
+def _smooth(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
+    """Prose between code lines (comments, docstrings: up to ``_MAX_PROSE_LINES`` lines, with no
+    placeholder, sentinel or fence between) is code too."""
+    code_at = [i for i, k in enumerate(kinds) if k == "code"]
+    for a, b in zip(code_at, code_at[1:]):
+        between = kinds[a + 1 : b]
+        if "text" in between and "fixed" not in between:
+            if "".join(p for p, _, _ in pieces[a + 1 : b]).count("\n") <= _MAX_PROSE_LINES:
+                for i in range(a + 1, b):
+                    if kinds[i] == "text":
+                        kinds[i] = "code"
+
+
+_MAX_PROSE_LINES = 12
+
+
+_PARSE_CACHE: dict[tuple[str, str], bool] = {}
+
+
+def _parses_as_code(line: str, language: str) -> bool:
+    """Whether a prose-looking line parses cleanly as a statement of ``language``
+    (``return x if y else z``, ``import os``)."""
+    key = (language, line)
+    hit = _PARSE_CACHE.get(key)
+    if hit is None:
+        from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
+
+        hit = False
+        if language in SUPPORTED_LANGUAGES:
+            root = parse(line, language).root_node
+            first = root.named_children[0] if root.named_child_count else None
+            # a statement, not a bare expression: a quoted sentence parses as a string too
+            hit = error_count(root) == 0 and first is not None and first.type not in ("expression_statement", "comment")
+        if len(_PARSE_CACHE) > 50_000:
+            _PARSE_CACHE.clear()
+        _PARSE_CACHE[key] = hit
+    return hit
+
+
+def _slot(code: str, slots: SlotStore) -> str:
+    lines = code.splitlines()
+    diff = len(lines) > 1 and "@@" in code and sum(bool(_DIFF_LINE.match(x)) for x in lines) >= 0.8 * len(lines)
+    return slots.token("diff" if diff else "code", code)
+
+
+def prompt_template_regex(template: str) -> re.Pattern[str]:
+    """A mined prompt template read as a pattern: wildcards and placeholders match any text."""
+    return template_regex(PLACEHOLDER.sub("<*>", template))
+
+
+def placeholders(template: str) -> list[str]:
+    """The named placeholders of a mined template, in order of first appearance."""
+    return list(dict.fromkeys(m.group(1) for m in PLACEHOLDER.finditer(template)))
+
+
+PROMPT_CONFIG = MineConfig(collapse_spaces=False)
+"""The miner's config for prompts: whitespace is part of a prompt template."""
+
+
+def mine_prompts(
+    records: Iterable[Mapping[str, Any]],
+    config: MineConfig | None = None,
+    progress: ProgressFn | None = None,
+    find_code: bool = True,
+) -> MineResult:
+    """Mine prompt templates from records (dicts or rows with ``prompt`` and optionally
+    ``prefix``, ``suffix``, ``file_path``, ``language``, ``attrs``). A record without a prompt
+    gets ``None`` in ``assignments``; the rest as :func:`logmine.stages.templates.mine_templates`."""
+    config = config or PROMPT_CONFIG
+    if config.collapse_spaces:
+        config = replace(config, collapse_spaces=False)
+    miner = TemplateMiner(config, regroup=merge_by_anchors)  # see templates_anchors
+    slots = SlotStore() if find_code else None
+    present: list[bool] = []
+    for n, record in enumerate(records):
+        prompt = record.get("prompt")
+        present.append(isinstance(prompt, str))
+        if isinstance(prompt, str):
+            miner.add(skeleton(prompt, record_values(record), slots))
+        if progress is not None and n % 10_000 == 0:
+            progress("templates mine", n, 0)
+    result = miner.result()
+    return _restore(result, present, slots)
+
+
+def _restore(result: MineResult, present: list[bool], slots: SlotStore | None) -> MineResult:
+    """Slot tokens back to text (or numbered slots), ids recomputed, records without a prompt kept."""
+    rename = {}
+    templates: dict[str, str] = {}
+    for tid, text in result.templates.items():
+        text = slots.restore(text) if slots is not None else text
+        rename[tid] = template_id(text)
+        templates[rename[tid]] = text
+    it = iter(result.assignments)
+    assignments: list[str | None] = [rename[next(it)] if p else None for p in present]
+    positions = [i for i, p in enumerate(present) if p]
+    counts: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for tid, n in result.counts.items():
+        counts[rename[tid]] = counts.get(rename[tid], 0) + n
+    for tid, line in result.first_line.items():
+        first[rename[tid]] = min(first.get(rename[tid], positions[line]), positions[line])
+    return MineResult(assignments, templates, counts, first, result.state)  # type: ignore[arg-type]

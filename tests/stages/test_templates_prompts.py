@@ -1,0 +1,90 @@
+"""Prompt mining: record values and code become placeholders; templates golden and property-checked."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from logmine.stages.templates_prompts import SlotStore, mine_prompts, placeholders, prompt_template_regex, record_values, skeleton
+
+CASES = Path(__file__).parents[1] / "cases" / "templates"
+REGEN = bool(os.environ.get("LOGMINE_REGEN_GOLDEN"))
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict[str, str]]:
+    """72 prompts rendered from 6 real assistant templates (bench/prompt_logs.py), with their truth."""
+    return [json.loads(line) for line in (CASES / "prompts.jsonl").read_text().splitlines()]
+
+
+def test_golden_prompt_templates(records: list[dict[str, str]]) -> None:
+    result = mine_prompts(records)
+    order = list(result.templates)
+    got = {"templates": [{"template": result.templates[t], "prompts": result.counts[t]} for t in order],
+           "assignments": [order.index(t) for t in result.assignments]}
+    path = CASES / "prompts.expected.json"
+    if REGEN:
+        path.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
+    assert got == json.loads(path.read_text())
+
+
+def test_one_template_per_true_template(records: list[dict[str, str]]) -> None:
+    result = mine_prompts(records)
+    pairs = {(r["truth"], a) for r, a in zip(records, result.assignments)}
+    assert len(pairs) == len({r["truth"] for r in records}) == len(result.templates) == 6
+
+
+def test_every_prompt_matches_its_template(records: list[dict[str, str]]) -> None:
+    result = mine_prompts(records)
+    for record, tid in zip(records, result.assignments):
+        assert prompt_template_regex(result.templates[tid]).match(record["prompt"]), result.templates[tid][:200]
+
+
+def test_static_example_code_stays_in_the_template(records: list[dict[str, str]]) -> None:
+    """holeFillerTemplate holds example code that never changes: it is restored, not slotted."""
+    result = mine_prompts(records)
+    hole = next(t for t in result.templates.values() if t.startswith("You are a HOLE FILLER"))
+    assert "function sum_evens(lim) {" in hole and hole.rstrip().endswith("<COMPLETION>")
+
+
+def test_record_values_become_named_placeholders() -> None:
+    record = {"prompt": "<fim_prefix>import os\nx = 1\n<fim_suffix>\nprint(x)\n<fim_middle>", "prefix": "import os\nx = 1\n",
+              "suffix": "\nprint(x)\n", "file_path": "/home/u/src/app.py", "language": "python"}
+    assert skeleton(record["prompt"], record_values(record)) == "<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>"
+
+
+def test_a_trimmed_prefix_is_still_found() -> None:
+    prefix = "".join(f"line number {i} of the file\n" for i in range(40))
+    prompt = "<PRE> " + prefix[-200:] + " <SUF>x = 1 <MID>"
+    assert skeleton(prompt, {"prefix": prefix}) == "<PRE> {prefix} <SUF>x = 1 <MID>"
+
+
+def test_paths_languages_and_attrs() -> None:
+    record = {"prompt": "# Path: src/app.py\n```python\nprint(1)\n```\nRewrite it in python.", "file_path": "/repo/src/app.py",
+              "language": "python", "attrs": json.dumps({"selection": "print(1)"})}
+    assert record_values(record)["selection"] == "print(1)"
+    assert skeleton(record["prompt"], record_values(record)) == "# Path: {file_path}\n```{language}\n{selection}\n```\nRewrite it in python."
+
+
+def test_code_becomes_slots_and_prose_stays() -> None:
+    store = SlotStore()
+    prompt = "Fix the bug below.\n\n```\ndef f(x):\n    return x + 1\n```\n\nKeep comments.\n\nclass A:\n    def g(self):\n        pass\n"
+    text = skeleton(prompt, {}, store)
+    assert text.startswith("Fix the bug below.\n\n```\n{code:") and "Keep comments." in text
+    assert text.count("{code:") == 2
+    assert store.restore(text) == prompt
+
+
+def test_restore_numbers_repeated_slots() -> None:
+    assert SlotStore().restore("A {code} B {code} C {diff}") == "A {code} B {code2} C {diff}"
+    assert placeholders("x {prefix} {code} {code2} <*> {file_path}") == ["prefix", "code", "code2", "file_path"]
+
+
+def test_records_without_a_prompt_get_none() -> None:
+    result = mine_prompts([{"prompt": None}, {"prompt": "Explain this code please"}, {}])
+    assert result.assignments[0] is None and result.assignments[2] is None
+    assert result.templates[result.assignments[1]] == "Explain this code please"
+    assert result.first_line == {result.assignments[1]: 1}
