@@ -41,9 +41,11 @@ def parse_time(text: str | None, option: str, end_of_day: bool = False) -> datet
     return value
 
 
-def _text(value: Any) -> Any:
+def _text(value: Any, most: int = 12) -> Any:
+    """Lists of actions as arrows, long ones cut: "a → b → … (+40 more)"."""
     if isinstance(value, list):
-        return " → ".join(str(v) for v in value)
+        shown = " → ".join(str(v) for v in value[:most])
+        return shown + (f" → … (+{len(value) - most} more)" if len(value) > most else "")
     return value
 
 
@@ -64,6 +66,7 @@ def flows(
     window_seconds: Annotated[float | None, typer.Option("--window-seconds", help="Co-occurrence window in seconds after the anchor.")] = None,
     min_support: Annotated[float, typer.Option("--min-support", help="Sequential patterns: least share of sessions (0-1].")] = 0.01,
     max_length: Annotated[int, typer.Option("--max-length", help="Sequential patterns: most actions in a pattern.")] = 4,
+    min_sessions: Annotated[int, typer.Option("--min-sessions", help="Sequential patterns: least number of sessions, whatever --min-support says.")] = 2,
     max_gap: Annotated[int | None, typer.Option("--max-gap", help="Sequential patterns: consecutive actions at most this many events apart.")] = None,
     no_patterns: Annotated[bool, typer.Option("--no-patterns", help="Skip sequential pattern mining.")] = False,
     graph_edges: Annotated[int, typer.Option("--graph-edges", help="Most edges drawn in OUT/flows/dfg.{dot,mmd,svg}.")] = 60,
@@ -87,7 +90,8 @@ def flows(
         until=parse_time(until, "--until", end_of_day=True),
         users=tuple(user or ()), ides=tuple(ide or ()), models=tuple(model or ()),
         window_events=window_events or None, window_seconds=window_seconds,
-        min_support=min_support, max_pattern_length=max_length, max_gap=max_gap, patterns=not no_patterns,
+        min_support=min_support, max_pattern_length=max_length, min_pattern_sessions=min_sessions, max_gap=max_gap,
+        patterns=not no_patterns,
         graph_edges=graph_edges,
     )
     if top < 0:

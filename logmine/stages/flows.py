@@ -97,6 +97,8 @@ class FlowsConfig:
     """Sequential patterns: longest pattern."""
     min_pattern_length: int = 1
     """Sequential patterns: shortest pattern reported."""
+    min_pattern_sessions: int = 2
+    """Sequential patterns: least number of sessions, whatever the share (1 % of 8 sessions is not a pattern)."""
     max_gap: int | None = None
     """Sequential patterns: consecutive items at most this many events apart (1: contiguous)."""
     patterns: bool = True
@@ -116,6 +118,8 @@ class FlowsConfig:
             raise OptionError("--min-support", self.min_support, "a share of sessions in (0, 1]")
         if not 1 <= self.min_pattern_length <= self.max_pattern_length:
             raise OptionError("--max-length", self.max_pattern_length, f"at least 1 and at least the shortest length {self.min_pattern_length}")
+        if self.min_pattern_sessions < 1:
+            raise OptionError("--min-sessions", self.min_pattern_sessions, "at least 1")
         if self.max_gap is not None and self.max_gap < 1:
             raise OptionError("--max-gap", self.max_gap, "at least 1 event")
         if self.window_events is not None and self.window_events < 1:
@@ -306,7 +310,7 @@ def mine_patterns(seq: pl.DataFrame, config: FlowsConfig, tick: Callable[[int], 
     n_sessions = int(seq["case"].n_unique()) if seq.height else 0
     if not config.patterns or n_sessions == 0:
         return pl.DataFrame(schema=schema)
-    min_count = max(1, math.ceil(config.min_support * n_sessions - 1e-9))
+    min_count = max(1, config.min_pattern_sessions, math.ceil(config.min_support * n_sessions - 1e-9))
     codes = seq["action"].to_physical().to_numpy().astype(np.int64)
     case = seq["case"].to_numpy()
     offsets = np.r_[0, np.flatnonzero(np.diff(case)) + 1, case.size]
