@@ -59,9 +59,17 @@ def read_source(path: Path) -> tuple[str, str] | None:
         return None
 
 
-def load_files(dirs: list[str], per_language: int, min_lines: int, seed: int) -> list[tuple[str, str, str]]:
-    """Up to ``per_language`` files per language: ``(path, language, text)``."""
+def load_files(dirs: list[str], per_language: int, min_lines: int, seed: int, snippets: bool = False) -> list[tuple[str, str, str]]:
+    """Up to ``per_language`` files per language: ``(path, language, text)``; ``snippets`` adds the
+    small Java/JS/TS/Go/Rust files that ``logmine sample`` embeds."""
     by_lang: dict[str, list[tuple[str, str, str]]] = {}
+    if snippets:
+        from logmine.sample.snippets import SNIPPETS
+
+        for path, text in SNIPPETS.items():
+            lang = EXT.get(Path(path).suffix)
+            if lang:
+                by_lang.setdefault(lang, []).append((path, lang, text))
     for d in dirs:
         for root, subdirs, names in os.walk(d):
             subdirs[:] = sorted(s for s in subdirs if not s.startswith(".") and s not in ("__pycache__", "tests", "test"))
@@ -206,9 +214,10 @@ def main() -> None:
     ap.add_argument("--budget", type=int, action="append")
     ap.add_argument("--processes", type=int, action="append")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--snippets", action="store_true", help="add the Java/JS/TS/Go/Rust snippets of logmine.sample")
     ap.add_argument("--tune", action="store_true", help="grid-search parameters on these files instead")
     a = ap.parse_args()
-    files = load_files(a.code_dir, a.files_per_language, a.min_lines, a.seed)
+    files = load_files(a.code_dir, a.files_per_language, a.min_lines, a.seed, a.snippets)
     opts = {"sites": a.sites, "requests": a.requests, "prefix_lines": a.prefix_lines,
             "completion_lines": a.completion_lines, "seed": a.seed}
     langs = sorted({f[1] for f in files})

@@ -203,6 +203,7 @@ class Trimmer:
         self.outlines: OrderedDict[tuple, tuple[Outline, dict]] = OrderedDict()
         self.max_outlines = max_outlines
         self.symbols: OrderedDict[tuple, list[str]] = OrderedDict()
+        self.region_counts: dict[tuple, tuple[bytes, int]] = {}
 
     # -- the three slots ------------------------------------------------------------------------
     def prefix(self, code: str, language: str | None, file_path: str | None = None,
@@ -238,8 +239,27 @@ class Trimmer:
         else:
             self.outlines.move_to_end(okey)
         ol, memo = hit
-        units, path = place_cursor(ol, data, cursor_line, self.count)
+        counter = None
+        if self.count is count_tokens and file_path is not None and self.parser.incremental:
+            def counter(region: bytes) -> int:
+                return self._count_region((language, file_path), region)
+        units, path = place_cursor(ol, data, cursor_line, self.count, counter)
         return units, path, memo
+
+    def _count_region(self, key: tuple, region: bytes) -> int:
+        """Tokens of the cursor's unit up to its line, counting only what a file's last such region lacks
+        (word/punctuation tokens never span a newline, so counts add up)."""
+        prev = self.region_counts.get(key)
+        if prev is not None and len(region) > len(prev[0]) and region.startswith(prev[0]):
+            n = prev[1] + count_tokens(region[len(prev[0]) :].decode("utf-8", "replace"))
+        elif prev is not None and region == prev[0]:
+            n = prev[1]
+        else:
+            n = count_tokens(region.decode("utf-8", "replace"))
+        self.region_counts[key] = (region, n)
+        if len(self.region_counts) > 1024:
+            self.region_counts.pop(next(iter(self.region_counts)))
+        return n
 
     def suffix(self, code: str, language: str | None, used: tuple[set[str], set[str]], recent_symbols: Sequence[str] = (),
                budget: int | None = None) -> TrimResult:
@@ -363,7 +383,13 @@ class Trimmer:
                     kept.add(i)
                     used += t
         text = _emit(data, units, sorted(kept), cut_start)
-        return TrimResult(text, units, sorted(kept), path, used, sum(u.tokens for u in units))
+        tkey = ("total", len(units), tuple(sorted(path)))
+        other = memo.get(tkey) if memo is not None else None
+        if other is None:
+            other = sum(u.tokens for i, u in enumerate(units) if i not in path)
+            if memo is not None:
+                memo[tkey] = other
+        return TrimResult(text, units, sorted(kept), path, used, other + sum(units[i].tokens for i in path))
 
     def _lines(self, data: bytes, units: list[Unit], budget: int, from_end: bool) -> TrimResult:
         """The fallback without a grammar: whole lines nearest the cursor (the end, or the start) within budget."""
@@ -384,11 +410,11 @@ class Trimmer:
     def _tail(self, data: bytes, u: Unit, budget: int, memo: dict) -> tuple[int, int]:
         """Start and tokens of the longest tail of whole lines of ``u`` (its last line at least) within budget."""
         cursor_line = max(u.start, data.rfind(b"\n", u.start, u.end) + 1)
-        key = ("tail", u.start, cursor_line)
+        key = ("tail", u.start, cursor_line, budget)
         lines = memo.get(key)
         if lines is None:  # (line start, tokens from it to the cursor's line), nearest first
             lines, used, pos = [], 0, cursor_line
-            while pos > u.start:
+            while pos > u.start and used <= budget:  # lines past the budget are never kept
                 start = max(u.start, data.rfind(b"\n", u.start, pos - 1) + 1)
                 used += self.count(data[start:pos].decode("utf-8", "replace"))
                 lines.append((start, used))

@@ -167,6 +167,9 @@ class Lexed:
     stack: list[int]
     closer: bytes = b""
     open_at: int = -1
+    meta: dict[int, tuple[bool, bool, bool]] = field(default_factory=dict)
+    """Per line start (lazily, for :func:`_safe_start`): starts a declaration, continues a statement,
+    ends a statement."""
 
 
 def scan(data: bytes, language: str, prev: Lexed | None = None) -> tuple[Scan, Lexed]:
@@ -224,7 +227,8 @@ def _continue(data: bytes, head: int, prev: Lexed) -> tuple[Lexed, int] | None:
         inds[-1] = INDENT.match(data, end).end()
     cuts = [(a - k, b - k, c) for a, b, c in prev.cuts if a >= k]
     resume = prev.open_at - k if prev.open_at >= 0 else end
-    return Lexed(data, head, lines, inds, cuts, list(prev.stack)), resume
+    meta = {x - k: v for x, v in prev.meta.items() if k <= x < len(old) - 1}
+    return Lexed(data, head, lines, inds, cuts, list(prev.stack), meta=meta), resume
 
 
 def _lex_from(lx: Lexed, syn: Syntax, pos: int) -> None:
@@ -359,19 +363,26 @@ def _safe_start(data: bytes, lx: Lexed, start: int, end: int, syn: Syntax) -> in
     if syn.indented:
         base = min((ind - ls for ls, ind in rows if ind < end and data[ind] not in b"\n#"), default=0)
     prev_ok = False
+    meta = lx.meta
     for ls, ind in rows:
         if ind >= end or data[ind] == 10:
             prev_ok = True
             continue
-        head = data[ind : ind + 12]
-        ok = (ls == 0 and not data[:1].isspace()) or prev_ok or _DECLARATION.match(head) is not None
+        flags = meta.get(ls)
+        if flags is None:
+            head = data[ind : ind + 12]
+            line_end = data.find(b"\n", ind)
+            text = data[ind : line_end if 0 <= line_end < end else end].rstrip()
+            flags = (_DECLARATION.match(head) is not None, _CONTINUATION.match(head) is not None,
+                     _ends_statement(text, syn))
+            if 0 <= line_end < end:  # a whole line: the same in the next context of the file
+                meta[ls] = flags
+        ok = (ls == 0 and not data[:1].isspace()) or prev_ok or flags[0]
         if base is not None and ind - ls != base:
             ok = False
-        if ok and not _CONTINUATION.match(head):
+        if ok and not flags[1]:
             return ls
-        line_end = data.find(b"\n", ind)
-        text = data[ind : line_end if 0 <= line_end < end else end].rstrip()
-        prev_ok = _ends_statement(text, syn)
+        prev_ok = flags[2]
     return end
 
 
@@ -475,18 +486,23 @@ class UnitParser:
         units: list[Unit] = []
         pending = None  # attributes glued to the next item (Rust #[...])
         last_node = None
-        children = [c for c in children if c.start_byte - offset < limit and c.end_byte > offset]
-        semis = {id(c): c.next_sibling.end_byte for c in children[:-1]
-                 if c.next_sibling is not None and c.next_sibling.type == ";"}
-        children = [c for c in children if c.type != ";"]
-        final = len(children) - 1
-        for k, child in enumerate(children):
-            if child.type in ("attribute_item", "inner_attribute_item") and language == "rust" and k < final:
+        kids = []  # (node, type, end with a following ";")
+        for c in children:
+            t = c.type
+            if t == ";":
+                if kids:
+                    kids[-1] = (kids[-1][0], kids[-1][1], c.end_byte)
+                continue
+            if c.start_byte - offset < limit and c.end_byte > offset:
+                kids.append((c, t, None))
+        final = len(kids) - 1
+        rust = language == "rust"
+        for k, (child, t, end) in enumerate(kids):
+            if rust and k < final and t in ("attribute_item", "inner_attribute_item"):
                 pending = pending if pending is not None else child.start_byte
                 continue
             # the last unit changes with every new line and is usually the cursor's: count it lazily
-            units.append(self._unit(child, text, offset, limit, language, pending, lazy=k == final,
-                                    end=semis.get(id(child))))
+            units.append(self._unit(child, text, offset, limit, language, pending, lazy=k == final, end=end, kind=t))
             pending, last_node = None, child
         level = Level(units)
         if last_node is not None:
@@ -510,7 +526,8 @@ class UnitParser:
         return level
 
     def _unit(self, node, text: bytes, offset: int, limit: int, language: str, glued: int | None,  # noqa: ANN001
-              lazy: bool = False, end: int | None = None) -> Unit:
+              lazy: bool = False, end: int | None = None, kind: str | None = None) -> Unit:
+        node_type = kind or node.type
         start = glued if glued is not None else node.start_byte
         line_start = text.rfind(b"\n", offset, start) + 1
         if line_start < offset:
@@ -519,7 +536,7 @@ class UnitParser:
             start = line_start
         end = min(node.end_byte if end is None else end, limit + offset)
         chunk = text[start:end]
-        ikey = (language, node.type, chunk)
+        ikey = (language, node_type, chunk)
         info = self.infos.get(ikey)
         if info is None:
             kind = trim_defs.classify(node)
@@ -527,14 +544,14 @@ class UnitParser:
             if kind == "statement" and (names or attrs):
                 kind = "definition"
             if lazy:
-                return Unit(start - offset, end - offset, kind, node.type, names, LAZY, attrs)
+                return Unit(start - offset, end - offset, kind, node_type, names, LAZY, attrs)
             decoded = chunk.decode("utf-8", "replace")
             idents = frozenset(IDENT.findall(code_only(decoded, language))) if kind not in ("comment", "import") else frozenset()
             info = (kind, names, self.count(decoded), attrs, idents)
             if len(self.infos) > 200_000:
                 self.infos.clear()
             self.infos[ikey] = info
-        return Unit(start - offset, end - offset, info[0], node.type, info[1], info[2], info[3], info[4])
+        return Unit(start - offset, end - offset, info[0], node_type, info[1], info[2], info[3], info[4])
 
 
 def _as_member(u: Unit) -> Unit:
@@ -543,13 +560,20 @@ def _as_member(u: Unit) -> Unit:
     return Unit(u.start, u.end, u.kind, u.node_type, u.defines, u.tokens, u.members | u.defines, u.idents)
 
 
-def finish(u: Unit, body: bytes, language: str, count: Callable[[str], int]) -> Unit:
+def finish(u: Unit, body: bytes, language: str, count: Callable[[str], int], infos: dict | None = None) -> Unit:
     """A lazily built unit with its token count and identifiers filled in."""
     if u.tokens != LAZY:
         return u
-    decoded = body[u.start : u.end].decode("utf-8", "replace")
-    idents = frozenset(IDENT.findall(code_only(decoded, language))) if u.kind not in ("comment", "import") else frozenset()
-    return Unit(u.start, u.end, u.kind, u.node_type, u.defines, count(decoded), u.members, idents)
+    chunk = body[u.start : u.end]
+    key = (language, "finish", u.kind, chunk)
+    got = infos.get(key) if infos is not None else None
+    if got is None:
+        decoded = chunk.decode("utf-8", "replace")
+        idents = frozenset(IDENT.findall(code_only(decoded, language))) if u.kind not in ("comment", "import") else frozenset()
+        got = (count(decoded), idents)
+        if infos is not None:
+            infos[key] = got
+    return Unit(u.start, u.end, u.kind, u.node_type, u.defines, got[0], u.members, got[1])
 
 
 class _Children:
@@ -666,7 +690,7 @@ def outline(body: bytes, language: str, parser: UnitParser, key: str | None = No
     last_level, last_offset = None, len(body)
     for i, seg in enumerate(sc.segments):
         if seg.frag < seg.start:
-            before.append(_fragment(body, seg.frag, seg.start, language, parser.count))
+            before.append(_fragment(body, seg.frag, seg.start, language, parser))
         if not seg.parse:
             continue
         is_last = i == len(sc.segments) - 1
@@ -676,7 +700,8 @@ def outline(body: bytes, language: str, parser: UnitParser, key: str | None = No
         else:
             # a closed function body's bindings are not in scope at the cursor
             local = not any(u.node_type in trim_defs.SCOPE_KINDS or u.kind == "import" for u in parsed.top.units)
-            before.extend(finish(_shift(u, seg.start, local), body, language, parser.count) for u in parsed.top.units)
+            before.extend(finish(_shift(u, seg.start, local), body, language, parser.count, parser.infos)
+                          for u in parsed.top.units)
     base = 0
     if last_level is not None and SYNTAX[language].indented:
         base = INDENT.match(body, last_offset).end() - last_offset
@@ -685,10 +710,14 @@ def outline(body: bytes, language: str, parser: UnitParser, key: str | None = No
                    first_end=sc.segments[0].end if len(sc.segments) > 1 else -1)
 
 
-def _fragment(data: bytes, start: int, end: int, language: str, count: Callable[[str], int]) -> Unit:
-    text = data[start:end].decode("utf-8", "replace")
-    return Unit(start, end, "fragment", "fragment", frozenset(), count(text), frozenset(),
-                frozenset(IDENT.findall(code_only(text, language))))
+def _fragment(data: bytes, start: int, end: int, language: str, parser: UnitParser) -> Unit:
+    chunk = data[start:end]
+    key = (language, "fragment", chunk)
+    info = parser.infos.get(key)
+    if info is None:
+        text = chunk.decode("utf-8", "replace")
+        info = parser.infos[key] = (parser.count(text), frozenset(IDENT.findall(code_only(text, language))))
+    return Unit(start, end, "fragment", "fragment", frozenset(), info[0], frozenset(), info[1])
 
 
 def _shift(u: Unit, by: int, local: bool = False) -> Unit:
@@ -697,7 +726,8 @@ def _shift(u: Unit, by: int, local: bool = False) -> Unit:
     return Unit(u.start + by, u.end + by, u.kind, u.node_type, u.defines, u.tokens, u.members, u.idents)
 
 
-def place_cursor(ol: Outline, data: bytes, cursor_line: int, count: Callable[[str], int] = count_tokens) -> tuple[list[Unit], list[int]]:
+def place_cursor(ol: Outline, data: bytes, cursor_line: int, count: Callable[[str], int] = count_tokens,
+                 count_region: Callable[[bytes], int] | None = None) -> tuple[list[Unit], list[int]]:
     """Units of the whole context and the indices on the cursor's path (headers, then the cursor unit)."""
     line = data[cursor_line:]
     if ol.indented:
@@ -711,7 +741,8 @@ def place_cursor(ol: Outline, data: bytes, cursor_line: int, count: Callable[[st
         units, path, continued = _shape(ol, indent)
         body_tokens = 0
         if continued is not None:
-            body_tokens = count(data[units[continued].start : cursor_line].decode("utf-8", "replace"))
+            region = data[units[continued].start : cursor_line]
+            body_tokens = count_region(region) if count_region else count(region.decode("utf-8", "replace"))
         shape = ol.cache[ckey] = (units, path, continued, body_tokens)
     units, path, continued, body_tokens = shape
     units = list(units)
