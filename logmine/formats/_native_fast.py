@@ -9,8 +9,9 @@ It yields exactly the rows, rejects (with their reasons) and line accounting of
   is sifted: lines that a cheap orjson check says Polars would choke on are read per line, the
   rest is parsed again (and, should that fail too, halved down to :data:`MIN_FAST_LINES` lines).
 * Polars reads a number, boolean or object in a string column as its text, so a string value that
-  looks like one is trusted only when the raw line shows its key once, followed by a quote; the
-  same check tells an epoch-ms ``ts`` number from a string of digits.
+  looks like one is trusted only when the raw line shows its key once, followed by a quote; an
+  all-digit ``ts`` is taken for epoch ms only when the line holds no JSON string of such digits.
+  ``token_texts`` is read as categoricals, which Polars reads strictly.
 * A row that fails any check (an absurd latency, a time out of range, an unknown type or kind, a
   surrogate ``\\uD8xx`` escape that Polars decodes differently, an unusual time format) is read per
   line, which accepts or rejects it with the exact reason.
@@ -90,7 +91,6 @@ _ISO_TS = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-
 _MS_TS = r"^[0-9]{12,13}$"
 # A key with a \uXXXX escape: the key the raw-line checks look for might be spelt that way.
 _ESCAPED_KEY = r'\\u[0-9a-fA-F]{4}(?:[^"\\]|\\.)*"\s*:'
-_MS_MIN, _MS_MAX = int(TS_MIN.timestamp() * 1000), int(TS_MAX.timestamp() * 1000)
 
 
 class _LongLine(NamedTuple):
@@ -275,10 +275,9 @@ class _Chunk:
         ok = checked["ok"].to_numpy() & ~flagged
         attrs, ok = _canonical_attrs(checked["attrs"], ok, lines)
         checked = checked.with_columns(attrs=attrs, ok=pl.Series(ok))
-        good = checked.filter("ok")
-        self.accepted += good.height
-        self.events.append(good.filter(pl.col("type") == "event").select(_event_exprs()))
-        self.requests.append(good.filter(pl.col("type") == "llm_request").select(_request_exprs()))
+        self.accepted += int(ok.sum())
+        self.events.append(checked.filter(pl.col("ok") & (pl.col("type") == "event")).select(_event_exprs()))
+        self.requests.append(checked.filter(pl.col("ok") & (pl.col("type") == "llm_request")).select(_request_exprs()))
         self._per_line(lines, numbers, np.flatnonzero(~ok))
         return True
 
