@@ -200,10 +200,12 @@ class Trimmer:
         self.count = count or count_tokens
         self.parser = UnitParser(max_segments=4096 if cache else 0, count=self.count)
         self.parser.incremental = cache
+        self.cache = cache
         self.outlines: OrderedDict[tuple, tuple[Outline, dict]] = OrderedDict()
         self.max_outlines = max_outlines
         self.symbols: OrderedDict[tuple, list[str]] = OrderedDict()
         self.region_counts: dict[tuple, tuple[bytes, int]] = {}
+        self.last_body: dict[str, tuple[bytes, str, tuple[Outline, dict]]] = {}
 
     # -- the three slots ------------------------------------------------------------------------
     def prefix(self, code: str, language: str | None, file_path: str | None = None,
@@ -229,6 +231,25 @@ class Trimmer:
             units = _line_units(data, self.count)
             return units, [len(units) - 1] if units else [], {}
         body = data[:cursor_line]
+        last = self.last_body.get(file_path) if file_path is not None and self.cache else None
+        if last is not None and last[0] == body and last[1] == language:  # same lines as the file's last request
+            hit = last[2]
+        else:
+            hit = self._outline(body, language, file_path)
+            if file_path is not None and self.cache:
+                self.last_body[file_path] = (body, language, hit)
+                if len(self.last_body) > 1024:
+                    self.last_body.pop(next(iter(self.last_body)))
+        ol, memo = hit
+        counter = None
+        if self.count is count_tokens and file_path is not None and self.parser.incremental:
+            def counter(region: bytes) -> int:
+                return self._count_region((language, file_path), region)
+        units, path = place_cursor(ol, data, cursor_line, self.count, counter)
+        return units, path, memo
+
+    def _outline(self, body: bytes, language: str, file_path: str | None) -> tuple[Outline, dict]:
+        """The outline of ``body`` and its memo, cached by content."""
         okey = (language, body)
         hit = self.outlines.get(okey)
         if hit is None:
@@ -238,13 +259,7 @@ class Trimmer:
                 self.outlines.popitem(last=False)
         else:
             self.outlines.move_to_end(okey)
-        ol, memo = hit
-        counter = None
-        if self.count is count_tokens and file_path is not None and self.parser.incremental:
-            def counter(region: bytes) -> int:
-                return self._count_region((language, file_path), region)
-        units, path = place_cursor(ol, data, cursor_line, self.count, counter)
-        return units, path, memo
+        return hit
 
     def _count_region(self, key: tuple, region: bytes) -> int:
         """Tokens of the cursor's unit up to its line, counting only what a file's last such region lacks

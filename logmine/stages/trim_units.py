@@ -548,7 +548,7 @@ class UnitParser:
             decoded = chunk.decode("utf-8", "replace")
             idents = frozenset(IDENT.findall(code_only(decoded, language))) if kind not in ("comment", "import") else frozenset()
             info = (kind, names, self.count(decoded), attrs, idents)
-            if len(self.infos) > 200_000:
+            if len(self.infos) > 200_000 or not self.max_segments:  # no memory at all when not caching
                 self.infos.clear()
             self.infos[ikey] = info
         return Unit(start - offset, end - offset, info[0], node_type, info[1], info[2], info[3], info[4])
@@ -700,7 +700,8 @@ def outline(body: bytes, language: str, parser: UnitParser, key: str | None = No
         else:
             # a closed function body's bindings are not in scope at the cursor
             local = not any(u.node_type in trim_defs.SCOPE_KINDS or u.kind == "import" for u in parsed.top.units)
-            before.extend(finish(_shift(u, seg.start, local), body, language, parser.count, parser.infos)
+            before.extend(finish(_shift(u, seg.start, local), body, language, parser.count,
+                                 parser.infos if parser.max_segments else None)
                           for u in parsed.top.units)
     base = 0
     if last_level is not None and SYNTAX[language].indented:
@@ -716,7 +717,9 @@ def _fragment(data: bytes, start: int, end: int, language: str, parser: UnitPars
     info = parser.infos.get(key)
     if info is None:
         text = chunk.decode("utf-8", "replace")
-        info = parser.infos[key] = (parser.count(text), frozenset(IDENT.findall(code_only(text, language))))
+        info = (parser.count(text), frozenset(IDENT.findall(code_only(text, language))))
+        if parser.max_segments:
+            parser.infos[key] = info
     return Unit(start, end, "fragment", "fragment", frozenset(), info[0], frozenset(), info[1])
 
 
