@@ -16,6 +16,7 @@ _API = {
     "IngestReport": ("logmine.stages.ingest", "IngestReport"),
     "Workspace": ("logmine.workspace", "Workspace"),
     "LogmineError": ("logmine.errors", "LogmineError"),
+    "trim_slots": ("logmine.stages.trim", "trim_slots"), "TrimConfig": ("logmine.stages.trim", "TrimConfig"), "Trimmer": ("logmine.stages.trim", "Trimmer"), "recent_files": ("logmine.stages.trim", "recent_files"),
     "generate_sample": ("logmine.sample", "generate"), "SampleConfig": ("logmine.sample", "SampleConfig"), "SampleReport": ("logmine.sample", "SampleReport"),
     "flows": ("logmine.stages.flows", "flows"), "FlowsConfig": ("logmine.stages.flows", "FlowsConfig"), "FlowsResult": ("logmine.stages.flows", "FlowsResult"),
     "heatmap": ("logmine.stages.heatmap", "heatmap"), "HeatmapConfig": ("logmine.stages.heatmap", "HeatmapConfig"), "HeatmapResult": ("logmine.stages.heatmap", "HeatmapResult"),
