@@ -1,0 +1,126 @@
+"""Near-duplicate merge: both thresholds, blocking, evidence, stable family ids, the cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from logmine.stages.dedup import (
+    DedupConfig,
+    Embedder,
+    HashingEmbedder,
+    MemoryCache,
+    SentenceEmbedder,
+    edit_similarity,
+    lsh_pairs,
+    merge_near_duplicates,
+    minhash_signatures,
+    neighbour_pairs,
+    normalise,
+)
+
+REWRITE = "You are an expert programmer. Rewrite the code to satisfy this request: <*>\n```{language}\n{code}\n```"
+TEMPLATES = {
+    "t1": REWRITE,
+    "t2": REWRITE.replace("expert programmer", "expert developer"),  # a changed word
+    "t3": REWRITE.replace("<*>", "{{{userInput}}}").replace("{language}", "${language}"),  # another placeholder syntax
+    "t4": "Generate a commit message for the above set of changes. First, give a single sentence.\n{diff}",
+    "t5": "Generate a commit message for the above set of changes. First, give one short sentence.\n{diff}",
+    "t6": "<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>",
+}
+
+
+def test_embedder_protocol() -> None:
+    assert isinstance(HashingEmbedder(), Embedder)
+    vectors = HashingEmbedder(64)(["a b c", "a b c", ""])
+    assert vectors.shape == (3, 64) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors[:2], axis=1), 1.0) and not vectors[2].any()
+    assert np.array_equal(vectors[0], vectors[1])
+
+
+def test_placeholders_of_any_syntax_are_one_symbol() -> None:
+    assert normalise("a {{{x}}} b ${y} c {prefix} d <*> e {{z}} f <NUM>") == "a \x00 b \x00 c \x00 d \x00 e \x00 f \x00"
+    assert edit_similarity(TEMPLATES["t1"], TEMPLATES["t3"]) == 1.0
+
+
+def test_both_thresholds_must_hold() -> None:
+    result = merge_near_duplicates(TEMPLATES, HashingEmbedder(), DedupConfig(edit_threshold=0.9, semantic_threshold=0.8), {"t2": 5})
+    families = sorted(sorted(m) for m in result.members.values())
+    assert families == [["t1", "t2", "t3"], ["t4", "t5"], ["t6"]]
+    fam = result.family_of["t1"]
+    assert result.representative[fam] == "t2"  # the most traffic
+    assert result.members[fam] == ["t2", "t1", "t3"]
+    strict = merge_near_duplicates(TEMPLATES, HashingEmbedder(), DedupConfig(edit_threshold=0.9, semantic_threshold=0.999))
+    assert sorted(sorted(m) for m in strict.members.values()) == [["t1", "t3"], ["t2"], ["t4"], ["t5"], ["t6"]]
+    by_edit = merge_near_duplicates(TEMPLATES, HashingEmbedder(), DedupConfig(edit_threshold=0.99, semantic_threshold=-1.0))
+    assert sorted(sorted(m) for m in by_edit.members.values()) == [["t1", "t3"], ["t2"], ["t4"], ["t5"], ["t6"]]
+
+
+def test_merge_evidence_holds_both_scores() -> None:
+    result = merge_near_duplicates(TEMPLATES, HashingEmbedder(), DedupConfig(semantic_threshold=0.8))
+    edges = {(e.a, e.b): e for e in result.edges}
+    assert set(edges) >= {("t1", "t2"), ("t1", "t3"), ("t4", "t5")}
+    e = edges[("t1", "t3")]
+    assert e.edit_similarity == 1.0 and e.semantic_similarity is not None and e.semantic_similarity > 0.99
+    assert 0.9 <= edges[("t4", "t5")].edit_similarity < 1.0
+
+
+def test_without_embeddings_edit_similarity_decides() -> None:
+    result = merge_near_duplicates(TEMPLATES, None)
+    assert result.embeddings_computed == 0 and result.embedding_model is None
+    assert all(e.semantic_similarity is None for e in result.edges)
+    assert result.family_of["t1"] == result.family_of["t2"] == result.family_of["t3"]
+
+
+def test_family_ids_are_content_hashes_of_the_members() -> None:
+    a = merge_near_duplicates(TEMPLATES, HashingEmbedder(), DedupConfig(semantic_threshold=0.8))
+    b = merge_near_duplicates(dict(reversed(list(TEMPLATES.items()))), HashingEmbedder(), DedupConfig(semantic_threshold=0.8), {"t1": 9})
+    assert a.family_of == b.family_of
+    assert a.family_of["t6"].startswith("b2:") and a.members[a.family_of["t6"]] == ["t6"]
+
+
+def test_blocking_finds_near_pairs_not_all_pairs() -> None:
+    rng = np.random.default_rng(0)
+    words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta", "lambda", "zeta"]
+    texts = [normalise(t) for t in TEMPLATES.values()] + [" ".join(rng.choice(words, 12)) for _ in range(40)]
+    config = DedupConfig()
+    pairs = lsh_pairs(minhash_signatures(texts, config), config)
+    assert {(0, 1), (0, 2), (3, 4)} <= pairs
+    assert len(pairs) < len(texts) * (len(texts) - 1) // 2 // 4
+    vectors = HashingEmbedder()(texts)
+    near = neighbour_pairs(vectors, 2)
+    assert (0, 2) in near and all(i < j for i, j in near)
+
+
+def test_embeddings_come_from_the_cache_the_second_time() -> None:
+    cache = MemoryCache()
+    calls: list[int] = []
+    hashing = HashingEmbedder()
+
+    class Counting:
+        name = hashing.name
+
+        def __call__(self, texts: list[str]) -> np.ndarray:
+            calls.append(len(texts))
+            return hashing(texts)
+
+    first = merge_near_duplicates(TEMPLATES, Counting(), cache=cache)
+    # t1 and t3 read the same once placeholders are one symbol: 5 texts to embed
+    assert (first.embeddings_computed, first.embeddings_cached, calls) == (5, 0, [5])
+    more = {**TEMPLATES, "t7": "Explain the following code:\n{code}"}
+    second = merge_near_duplicates(more, Counting(), cache=cache)
+    assert (second.embeddings_computed, second.embeddings_cached, calls) == (1, 5, [5, 1])
+    assert second.family_of["t1"] == first.family_of["t1"]
+
+
+def test_empty_input() -> None:
+    result = merge_near_duplicates({}, HashingEmbedder())
+    assert result.families == 0 and result.edges == []
+
+
+@pytest.mark.model
+def test_real_embedder_merges_paraphrases_and_keeps_different_prompts_apart() -> None:
+    result = merge_near_duplicates(TEMPLATES, SentenceEmbedder(), DedupConfig(edit_threshold=0.85, semantic_threshold=0.9))
+    assert result.family_of["t1"] == result.family_of["t2"] == result.family_of["t3"]
+    assert result.family_of["t4"] == result.family_of["t5"] != result.family_of["t1"]
+    assert result.embedding_model == "all-MiniLM-L6-v2"
