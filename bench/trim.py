@@ -36,7 +36,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from logmine.stages.trim import TrimConfig, Trimmer, evaluate, nearest_lines  # noqa: E402
+from logmine.stages.trim import TrimConfig, Trimmer  # noqa: E402
+from logmine.stages.trim_eval import evaluate, nearest_lines  # noqa: E402
 
 EXT = {".py": "python", ".java": "java", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
        ".ts": "typescript", ".go": "go", ".rs": "rust"}
@@ -197,6 +198,9 @@ def summary(rows: list) -> dict:
         "micro_f1_base": 2 * btp / (bkept + truth) if bkept + truth else 0.0,
         "precision": tp / kept if kept else 0.0, "recall": tp / truth,
         "kept_when_no_truth": statistics.fmean([e.kept for _, e in rows if e.f1 is None] or [0]),
+        # another convention: every request counts, "nothing referenced, nothing kept" scores 1
+        "f1_all": statistics.fmean(e.f1 if e.f1 is not None else float(e.kept == 0) for _, e in rows),
+        "nothing_all": (len(rows) - len(scored)) / len(rows),
     }
 
 
@@ -249,14 +253,16 @@ def main() -> None:
         rows = _run_files((files, cfg, opts, "incremental", False))[0]
         print(f"\nbudget {budget} tokens, {len(rows)} requests")
         print(f"{'language':12} {'requests':>8} {'w/ truth':>8} {'F1 ours':>8} {'F1 near':>8} {'ratio':>6} "
-              f"{'micro':>6} {'micro near':>10} {'P':>5} {'R':>5}")
+              f"{'micro':>6} {'micro near':>10} {'P':>5} {'R':>5} {'F1 all':>7} {'F1 none':>8}")
         for lang in langs + ["all"]:
             s = summary([r for r in rows if lang in ("all", r[0])])
             if not s.get("with_truth"):
                 continue
             print(f"{lang:12} {s['contexts']:8d} {s['with_truth']:8d} {s['f1']:8.3f} {s['f1_base']:8.3f} "
                   f"{s['f1'] / max(s['f1_base'], 1e-9):6.2f} {s['micro_f1']:6.3f} {s['micro_f1_base']:10.3f} "
-                  f"{s['precision']:5.2f} {s['recall']:5.2f}")
+                  f"{s['precision']:5.2f} {s['recall']:5.2f} {s['f1_all']:7.3f} {s['nothing_all']:8.3f}")
+    print("(F1 ours / near: mean over requests whose completion references a unit; micro: pooled counts;"
+          "\n F1 all: every request, nothing referenced and nothing kept = 1; F1 none: that convention for keeping nothing)")
     cfg = TrimConfig(budget_tokens=(a.budget or [256])[0])
     print(f"\nthroughput (trim only, prefix slot, budget {cfg.budget_tokens}); load average {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} CPUs")

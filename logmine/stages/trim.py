@@ -8,34 +8,43 @@ off the cursor's path gets::
     score = ast_weight * importance + (1 - ast_weight) * recency      (0.7 / 0.3)
 
 - importance: the unit's kind (imports and definitions over loose statements), plus whether it
-  defines a name the code near the cursor uses (the last ``near_lines`` lines, then the rest
-  of the unit enclosing the cursor; ``self.m(`` / ``this.m(`` count for the member ``m``);
-- recency: least-recently-used decay over the files the session edited or opened before the
-  request (the ``events`` table, :func:`recent_files`) and over the symbols it edited
-  recently (the units enclosing its earlier cursors in the file).
+  defines a name the code near the cursor uses (the last ``near_lines`` lines and the
+  identifier being typed, then the rest of the unit enclosing the cursor; ``self.m(`` /
+  ``this.m(`` count for the member ``m``);
+- recency: least-recently-used decay over the units that used the unit's names last, over the
+  symbols the session edited recently (the units enclosing its earlier cursors), and over
+  the files it edited or opened before the request (the ``events`` table, :func:`recent_files`).
+
+Details in :mod:`logmine.stages.trim_score`; units in :mod:`logmine.stages.trim_units`.
 
 The cursor's path (the unit enclosing the cursor, and the headers of the classes around it)
 is always kept; other units are kept best score first while they fit the budget and score
 at least ``min_score`` (padding the budget with unrelated code costs tokens and precision).
 Kept units are emitted in source order; adjacent units keep the whitespace between them.
 
-:func:`evaluate` measures F1 of the kept units against the units the logged completion
-references (the units off the cursor's path that define an identifier it uses), beside the
-"keep the nearest lines" baseline at the same budget.
+:func:`logmine.stages.trim_eval.evaluate` measures F1 of the kept units against the units the
+logged completion references, beside the "keep the nearest lines" baseline at the same budget.
 """
 
 from __future__ import annotations
 
-import bisect
-import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from logmine.stages.trim_score import (
+    KIND_WEIGHT,
+    Plan,
+    blank_keeping_offsets,
+    build_plan,
+    lru_factor,
+    nth_line_back,
+    references,
+    score,
+    split_uses,
+    uses,
+)
 from logmine.stages.trim_units import (
-    _C_STRIP,
-    IDENT,
-    STRIP,
     Outline,
     Unit,
     UnitParser,
@@ -47,17 +56,7 @@ from logmine.stages.trim_units import (
     supported,
 )
 
-__all__ = [
-    "TrimConfig", "TrimResult", "Trimmer", "TrimmedSlots", "Unit", "count_tokens", "evaluate", "f1", "identifiers",
-    "nearest_lines", "recent_files", "references", "referenced_units", "trim", "trim_slots", "uses",
-]
-
-BARE = re.compile(r"(?<![\w$.])(?<!->)(?<!::)[A-Za-z_$][\w$]*")
-ATTR = re.compile(r"(?:\.|->|::)([A-Za-z_$][\w$]*)")
-PARTIAL = re.compile(r"(?:\.|->|::)?[\w$]*$")
-"""The identifier being typed at the cursor, with the ``.`` / ``->`` / ``::`` before it."""
-KIND_WEIGHT = {"import": 0.3, "definition": 0.25, "statement": 0.1, "comment": 0.0, "fragment": 0.0}
-
+__all__ = ["TrimConfig", "TrimResult", "Trimmer", "TrimmedSlots", "Unit", "count_tokens", "recent_files", "trim", "trim_slots"]
 
 @dataclass(frozen=True)
 class TrimConfig:
@@ -111,80 +110,6 @@ class TrimmedSlots:
     values: dict[str, str]
     tokens_before: dict[str, int]
     tokens_after: dict[str, int]
-
-
-def identifiers(text: str, language: str | None = None) -> set[str]:
-    """Identifiers of code text, outside strings and comments."""
-    return set(IDENT.findall(code_only(text, language)))
-
-
-def uses(text: str, language: str | None = None) -> tuple[set[str], set[str]]:
-    """``(bare, attributes)``: identifiers used bare, and those used after ``.`` / ``->`` / ``::``."""
-    return _split_uses(code_only(text, language))
-
-
-def _split_uses(code: str) -> tuple[set[str], set[str]]:
-    return set(BARE.findall(code)), set(ATTR.findall(code))
-
-
-def _keep_lines(rx: re.Pattern[str]) -> Callable[[str], str]:
-    """Blank strings and comments out, keeping offsets (newlines stay)."""
-    def blank(text: str) -> str:
-        return rx.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
-    return blank
-
-
-_C_KEEP = _keep_lines(_C_STRIP)
-STRIP_KEEP = {lang: _keep_lines(rx) for lang, rx in STRIP.items()}
-
-
-def completion_uses(prefix: str, completion: str, language: str | None = None) -> tuple[set[str], set[str]]:
-    """Identifiers the completion uses, read in the state the prefix leaves (inside a docstring,
-    a comment or a string, the completion's text up to the closing delimiter is not code)."""
-    tail = prefix[prefix.rfind("\n", 0, max(0, len(prefix) - 4000)) + 1 :] if len(prefix) > 4000 else prefix
-    opener = open_delimiter(tail, language)
-    if not opener and completion[:1].isidentifier() or completion[:1].isdigit():
-        opener = PARTIAL.search(tail).group()  # the identifier the cursor splits is the completion's too
-    return uses(opener + completion, language)
-
-
-def references(u: Unit, bare: set[str], attrs: set[str]) -> bool:
-    """Whether code using ``bare`` names and ``attrs`` members refers to something ``u`` defines."""
-    return not u.defines.isdisjoint(bare) or (bool(u.members) and not u.members.isdisjoint(attrs))
-
-
-@dataclass(eq=False)
-class _Plan:
-    """Per cursor shape: candidate units, their scores before the cursor's line counts, name indexes."""
-
-    opener: str
-    cand: list[int] = field(default_factory=list)
-    base: dict[int, tuple[float, float, float]] = field(default_factory=dict)
-    """(importance, recency, kind weight) from the complete lines."""
-    near: set[int] = field(default_factory=set)
-    bare: dict[str, list[int]] = field(default_factory=dict)
-    attr: dict[str, list[int]] = field(default_factory=dict)
-    names: list[str] = field(default_factory=list)
-    units: list[Unit] | None = None
-
-    def defines_of(self, i: int) -> frozenset[str]:
-        return self.units[i].defines if self.units is not None else frozenset()
-
-    def partial(self, line: str, limit: int) -> set[int]:
-        """Units defining a name that starts with the identifier typed at the cursor (when at most ``limit`` do)."""
-        m = PARTIAL.search(line[-64:])
-        word = m.group().lstrip(".-:>") if m else ""
-        if not word or word[0].isdigit():
-            return set()
-        index = self.attr if m.group() != word else self.bare
-        out: set[int] = set()
-        at = bisect.bisect_left(self.names, word)
-        while at < len(self.names) and self.names[at].startswith(word):
-            out.update(index.get(self.names[at], ()))
-            if len(out) > limit:
-                return set()
-            at += 1
-        return out
 
 
 class Trimmer:
@@ -316,67 +241,19 @@ class Trimmer:
         return TrimmedSlots(out, before, after)
 
     # -- scoring and selection ------------------------------------------------------------------
-    def _plan(self, data: bytes, units: list[Unit], path: list[int], memo: dict, language: str | None) -> _Plan:
+    def _plan(self, data: bytes, units: list[Unit], path: list[int], memo: dict, language: str | None) -> Plan:
         """What scoring needs that does not change while the cursor stays on its line (cached)."""
         key = ("plan", len(units), tuple(path))
         plan = memo.get(key)
-        if plan is not None:
-            return plan
-        c = self.config
-        near, whole, opener = self._body_uses(data, units, path, language)
-        pathset = set(path)
-        later = last_uses(units, pathset)
-        plan = _Plan(opener=opener)
-        for i, u in enumerate(units):
-            if i in pathset or not (u.defines or u.members):
-                continue
-            imp, rec = KIND_WEIGHT.get(u.kind, 0.0), 0.0
-            if references(u, *near):
-                imp, rec = imp + c.near_weight, 1.0
-                plan.near.add(i)
-            elif references(u, *whole):
-                imp, rec = imp + c.unit_weight, 1.0
-            elif later[i] >= 0:
-                rec = c.use_decay ** later[i]
-            plan.cand.append(i)
-            plan.base[i] = (imp, rec, KIND_WEIGHT.get(u.kind, 0.0))
-            for name in u.defines:
-                plan.bare.setdefault(name, []).append(i)
-            for name in u.members:
-                plan.attr.setdefault(name, []).append(i)
-        plan.names = sorted(set(plan.bare) | set(plan.attr))
-        plan.units = units
-        memo[key] = plan
+        if plan is None:
+            plan = memo[key] = build_plan(units, path, *self._body_uses(data, units, path, language), self.config)
         return plan
 
-    def scores(self, plan: _Plan, data: bytes, language: str | None, file_factor: float,
+    def scores(self, plan: Plan, data: bytes, language: str | None, file_factor: float,
                recent_symbols: Sequence[str]) -> dict[int, float]:
-        """``ast_weight x importance + (1 - ast_weight) x recency`` of each candidate unit."""
-        c = self.config
+        """The score of each candidate unit (see :mod:`logmine.stages.trim_score`)."""
         line = data[data.rfind(b"\n") + 1 :].decode("utf-8", "replace")
-        bare, attrs = uses(plan.opener + line, language)
-        hits: set[int] = set()
-        for name in bare:
-            hits.update(plan.bare.get(name, ()))
-        for name in attrs:
-            hits.update(plan.attr.get(name, ()))
-        partial = plan.partial(line, c.partial_matches)
-        sym_rank = {s: r for r, s in enumerate(reversed(recent_symbols))} if recent_symbols else None
-        w = c.ast_weight
-        out = {}
-        for i in plan.cand:
-            imp, rec, kind = plan.base[i]
-            if i in hits and i not in plan.near:
-                imp, rec = kind + c.near_weight, 1.0
-            if i in partial:
-                imp, rec = imp + c.partial_weight, 1.0
-            if sym_rank:
-                names = plan.defines_of(i)
-                ranks = [sym_rank[d] for d in names if d in sym_rank]
-                if ranks:
-                    rec = max(rec, c.lru_decay ** min(ranks))
-            out[i] = w * min(imp, 1.0) + (1 - w) * rec * file_factor
-        return out
+        return score(plan, line, language, file_factor, recent_symbols, self.config)
 
     def _select(self, data: bytes, units: list[Unit], path: set[int], scores: dict[int, float], budget: int,
                 memo: dict | None = None) -> TrimResult:
@@ -485,15 +362,15 @@ class Trimmer:
         the cursor's unit and the headers around it, and the string/comment opener left open at its line."""
         cursor_line = data.rfind(b"\n") + 1
         cursor = units[path[-1]]
-        start = _nth_line_back(data, cursor_line, self.config.near_lines - 1)
+        start = nth_line_back(data, cursor_line, self.config.near_lines - 1)
         region = min(start, cursor.start)
         far, close = data[region:start].decode("utf-8", "replace"), data[start:cursor_line].decode("utf-8", "replace")
         text = far + close
         parts = code_only(far + "\x00" + close, language).split("\x00")
         if len(parts) != 2:  # the near lines start inside a string or comment: blank keeping offsets
-            blank = STRIP_KEEP.get(language or "", _C_KEEP)(text)
+            blank = blank_keeping_offsets(text, language)
             parts = [blank[: len(far)], blank[len(far) :]]
-        near, whole = _split_uses(parts[1]), _split_uses(parts[0])
+        near, whole = split_uses(parts[1]), split_uses(parts[0])
         for i in path[:-1]:  # the headers around the cursor, less the names they define themselves
             head = uses(data[units[i].start : units[i].end].decode("utf-8", "replace"), language)
             whole = (whole[0] | (head[0] - units[i].defines), whole[1] | head[1])
@@ -523,7 +400,7 @@ class Trimmer:
                 {0} if units[0].start < max(line_end, 1) else set())
             if sum(units[i].tokens for i in path) > budget:
                 return self._head(data, units, path, budget)
-        plan = _Plan(opener="")
+        plan = Plan(opener="")
         c = self.config
         for i, u in enumerate(units):
             if i in path or not (u.defines or u.members):
@@ -546,33 +423,6 @@ class Trimmer:
         self.symbols[skey] = lst[-32:]
         if len(self.symbols) > 4096:
             self.symbols.popitem(last=False)
-
-
-def last_uses(units: list[Unit], path: set[int]) -> list[int]:
-    """Per unit, the number of units between the cursor and the latest other unit using one of its
-    names (-1 when no other unit does); the cursor's path is left to the near/whole signals."""
-    last: dict[str, int] = {}
-    prev: dict[str, int] = {}
-    for i, u in enumerate(units):
-        if i in path:
-            continue
-        for name in u.idents:
-            j = last.get(name)
-            if j is not None:
-                prev[name] = j
-            last[name] = i
-    n = len(units)
-    out = []
-    for i, u in enumerate(units):
-        best = -1
-        for name in u.defines | u.members if (u.defines or u.members) and i not in path else ():
-            j = last.get(name, -1)
-            if j == i:
-                j = prev.get(name, -1)
-            if j > best:
-                best = j
-        out.append(n - 1 - best if best >= 0 else -1)
-    return out
 
 
 def _language(language: str | None, file_path: str | None) -> str | None:
@@ -609,24 +459,6 @@ def _emit(data: bytes, units: list[Unit], kept: list[int], cut_start: int | None
     return b"".join(parts).decode("utf-8", "replace")
 
 
-
-
-def _nth_line_back(data: bytes, pos: int, lines: int) -> int:
-    for _ in range(max(lines, 0)):
-        if pos <= 0:
-            return 0
-        pos = data.rfind(b"\n", 0, pos - 1) + 1
-    return pos
-
-
-def lru_factor(recent: Sequence[str], item: str | None, decay: float) -> float:
-    """``decay ** k`` for the k-th most recently used item; 0 when absent; 1 with no history."""
-    if not recent or item is None:
-        return 1.0
-    try:
-        return decay ** list(reversed(recent)).index(item)
-    except ValueError:
-        return 0.0
 
 
 # -- module-level entry points ---------------------------------------------------------------------
@@ -685,65 +517,3 @@ def recent_files(requests, events, k: int = 8, window_s: float = 1800.0):  # noq
               .group_by("request_id", maintain_order=True).agg(pl.col("file_path").tail(k).alias("recent_files")))
     return req.select("request_id").join(joined, on="request_id", how="left").with_columns(
         pl.col("recent_files").fill_null(pl.lit([], dtype=pl.List(pl.String()))))
-
-
-# -- evaluation ------------------------------------------------------------------------------------
-def nearest_lines(code: str, budget_tokens: int, count: Callable[[str], int] = count_tokens) -> str:
-    """The baseline: the lines just before the cursor that fit the budget."""
-    lines = code.splitlines(keepends=True)
-    kept, used = [], 0
-    for line in reversed(lines):
-        t = count(line)
-        if used + t > budget_tokens:
-            break
-        kept.append(line)
-        used += t
-    return "".join(reversed(kept))
-
-
-def referenced_units(units: list[Unit], path: set[int], completion: str, language: str | None = None,
-                     prefix: str | None = None) -> set[int]:
-    """Units off the cursor's path defining a name that the completion uses (outside strings/comments):
-    a bare name it defines, or a member it defines used after ``.`` / ``::``."""
-    bare, attrs = uses(completion, language) if prefix is None else completion_uses(prefix, completion, language)
-    return {i for i, u in enumerate(units) if i not in path and references(u, bare, attrs)}
-
-
-def f1(kept: set[int], truth: set[int]) -> float | None:
-    """F1 of kept units against the referenced ones; None when neither has any unit."""
-    if not kept and not truth:
-        return None
-    tp = len(kept & truth)
-    if tp == 0:
-        return 0.0
-    p, r = tp / len(kept), tp / len(truth)
-    return 2 * p * r / (p + r)
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """One context's outcome: F1 of trimming and of the baseline (None: nothing referenced), and counts."""
-
-    f1: float | None
-    f1_baseline: float | None
-    kept: int
-    truth: int
-    hits: int
-    baseline_kept: int
-    baseline_hits: int
-
-
-def evaluate(code: str, language: str, completion: str, config: TrimConfig | None = None,
-             trimmer: Trimmer | None = None, file_path: str | None = None, recent_files: Sequence[str] = ()) -> Evaluation:
-    """Trim ``code`` and score the kept units against those ``completion`` references (cursor path excluded)."""
-    t = trimmer or _trimmer(config)
-    result = t.prefix(code, language, file_path, recent_files)
-    truth = referenced_units(result.units, result.path, completion, language, code)
-    kept = set(result.kept) - result.path
-    base_text = nearest_lines(code, t.config.budget_tokens, t.count)
-    base_start = len(code.encode("utf-8")) - len(base_text.encode("utf-8"))
-    base = {i for i, u in enumerate(result.units) if i not in result.path and u.end > base_start}
-    if not truth:
-        return Evaluation(None, None, len(kept), 0, 0, len(base), 0)
-    return Evaluation(f1(kept, truth), f1(base, truth), len(kept), len(truth), len(kept & truth), len(base),
-                      len(base & truth))

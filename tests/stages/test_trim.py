@@ -7,19 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from logmine.stages import trim_units
-from logmine.stages.trim import (
-    TrimConfig,
-    Trimmer,
-    completion_uses,
-    count_tokens,
-    evaluate,
-    f1,
-    nearest_lines,
-    recent_files,
-    referenced_units,
-    trim_slots,
-)
+from logmine.stages import trim_scan
+from logmine.stages.trim import TrimConfig, Trimmer, count_tokens, recent_files, trim_slots
+from logmine.stages.trim_eval import completion_uses, evaluate, f1, nearest_lines, referenced_units
 
 NO_CAP = TrimConfig(max_kept=0)
 
@@ -393,7 +383,7 @@ def test_incremental_equals_cold(language: str, edits: list[tuple[int, int, str]
        drop=st.lists(st.integers(0, 3), max_size=6))
 def test_incremental_lexing_equals_full(language: str, cut: int, grow: list[int], drop: list[int]) -> None:
     text = SOURCES[language] * 3
-    syn = trim_units.SYNTAX[language]
+    syn = trim_scan.SYNTAX[language]
     start, end, prev = 0, cut, None
     for g, d in zip(grow, drop + [0] * len(grow)):
         end = min(len(text), end + g)
@@ -402,7 +392,7 @@ def test_incremental_lexing_equals_full(language: str, cut: int, grow: list[int]
             start = nl + 1 if nl >= 0 else start
         body = text[start:end]
         body = body[: body.rfind("\n") + 1].encode()
-        got, full = trim_units.lex(body, syn, prev), trim_units.lex(body, syn)
+        got, full = trim_scan.lex(body, syn, prev), trim_scan.lex(body, syn)
         assert (got.lines, got.inds, got.cuts, got.stack, got.closer, got.open_at) == (
             full.lines, full.inds, full.cuts, full.stack, full.closer, full.open_at)
         prev = got
