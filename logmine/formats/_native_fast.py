@@ -365,14 +365,19 @@ def _uncertain_rows(df: pl.DataFrame, lines: _Lines) -> np.ndarray:
 
 
 def _was_string(raw: pl.Series, key: str) -> pl.Series:
-    """Whether the top-level ``key`` of each raw line surely holds a JSON string.
+    """Whether the top-level ``key`` of each raw line surely holds a JSON string."""
+    return _holds(raw, key, '"')
 
-    True when the key appears once, spelt plainly, followed by a quote. (Had the top-level key been
-    spelt with an escape, the line would have an escaped key, which we rule out.)
+
+def _holds(raw: pl.Series, key: str, start: str) -> pl.Series:
+    """Whether the top-level ``key`` of each raw line surely holds a value starting with ``start``.
+
+    True when the key appears once, spelt plainly, followed by ``start`` (a regex). (Had the
+    top-level key been spelt with an escape, the line would have an escaped key, ruled out here.)
     """
     return (
         (raw.str.count_matches(f'"{key}"\\s*:') == 1)
-        & raw.str.contains(f'"{key}"\\s*:\\s*"')
+        & raw.str.contains(f'"{key}"\\s*:\\s*{start}')
         & ~raw.str.contains(_ESCAPED_KEY)
     )
 
@@ -442,7 +447,9 @@ def _checks(df: pl.DataFrame) -> pl.Expr:
 def _canonical_attrs(attrs: pl.Series, ok: np.ndarray, lines: _Lines) -> tuple[pl.Series, np.ndarray]:
     """``attrs`` as the per-line reader writes it (sorted-key JSON, None when empty), from the raw lines.
 
-    A row whose ``attrs`` is not an object is left to the per-line reader (``ok`` cleared).
+    (Polars' own text of the object loses a whole float's type and does not re-escape strings;
+    telling when it is faithful costs more than parsing the line.) A row whose ``attrs`` is not an
+    object is left to the per-line reader (``ok`` cleared).
     """
     out: list[str | None] = [None] * len(attrs)
     rows = np.flatnonzero(ok & attrs.is_not_null().to_numpy())
@@ -450,7 +457,7 @@ def _canonical_attrs(attrs: pl.Series, ok: np.ndarray, lines: _Lines) -> tuple[p
         return pl.Series("attrs", out, dtype=pl.String()), ok
     ok = ok.copy()
     loads, dumps, sort = orjson.loads, orjson.dumps, orjson.OPT_SORT_KEYS
-    data, starts, ends = lines.data, lines.starts, lines.ends
+    data, starts, ends = lines.data, lines.starts.tolist(), lines.ends.tolist()
     for i in rows.tolist():
         value = loads(data[starts[i]:ends[i]]).get("attrs")
         if isinstance(value, dict):

@@ -5,9 +5,10 @@ The fields are the workspace columns themselves (see :mod:`logmine.records`); ``
 from :class:`NativeEvent` and :class:`NativeRequest`.
 
 Two readers produce the same rows: :func:`read_per_line` checks each line in Python, and the
-vectorised fast path in :mod:`logmine.formats._native_fast` (the default; set
-``LOGMINE_NATIVE_FAST=0`` to turn it off) parses big chunks with Polars and hands every line it
-cannot vouch for back to :func:`add_line`, so rejects and their reasons come from one place.
+vectorised reader in :mod:`logmine.formats._native_fast` (the default for files of 1 MiB and
+more; ``LOGMINE_NATIVE_FAST=0`` or ``=1`` forces one or the other) parses big chunks with Polars
+and hands every line it cannot vouch for to :func:`add_line`, so rejects and their reasons come
+from one place.
 """
 
 from __future__ import annotations
@@ -94,9 +95,18 @@ def sniff(path: Path, head: list[bytes]) -> bool:
     return any(b'"type":"event"' in line.replace(b" ", b"") or b'"type":"llm_request"' in line.replace(b" ", b"") for line in head)
 
 
+SMALL_FILE_BYTES = 1 << 20
+"""Below this size the per-line reader is as fast as the vectorised one (which has fixed costs)."""
+
+
 def read(path: Path) -> Iterator[Batch]:
-    """Read ``path``: the vectorised fast path unless ``LOGMINE_NATIVE_FAST=0``."""
-    if os.environ.get("LOGMINE_NATIVE_FAST", "1") == "0":
+    """Read ``path`` with the vectorised reader, or per line for small files.
+
+    ``LOGMINE_NATIVE_FAST=0`` forces the per-line reader, ``=1`` the vectorised one; both yield
+    the same rows.
+    """
+    choice = os.environ.get("LOGMINE_NATIVE_FAST", "")
+    if choice == "0" or (choice != "1" and path.stat().st_size < SMALL_FILE_BYTES):
         return read_per_line(path)
     from logmine.formats import _native_fast
 
