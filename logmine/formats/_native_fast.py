@@ -15,7 +15,7 @@ It yields exactly the rows, rejects (with their reasons) and line accounting of
 * A row that fails any check (an absurd latency, a time out of range, an unknown type or kind, a
   surrogate ``\\uD8xx`` escape that Polars decodes differently, an unusual time format) is read per
   line, which accepts or rejects it with the exact reason.
-* ``attrs`` is re-serialised (sorted keys) with orjson from the raw line, as the per-line reader does.
+* ``attrs`` is not read by Polars: lines that mention it are parsed with orjson, as per line.
 * Lines longer than :data:`~logmine.formats._base.MAX_LINE_BYTES` are streamed, never held whole.
 
 Known difference: a line that repeats a key (``{"ts": 1, "ts": 2}``) keeps the first value here and
@@ -60,7 +60,7 @@ MIN_FAST_LINES = 64
 _S, _F, _I = pl.String(), pl.Float64(), pl.Int64()
 READ_SCHEMA: dict[str, pl.DataType] = {
     "type": _S, "ts": _S, "action": _S, "event_id": _S, "session_id": _S, "user_id": _S, "ide": _S,
-    "file_path": _S, "language": _S, "duration_ms": _F, "attrs": _S, "kind": _S, "request_id": _S,
+    "file_path": _S, "language": _S, "duration_ms": _F, "kind": _S, "request_id": _S,
     "model": _S, "prompt": _S, "prefix": _S, "suffix": _S, "completion": _S, "accepted": pl.Boolean(),
     "ttft_ms": _F, "total_ms": _F, "prompt_tokens": _I, "completion_tokens": _I,
     "token_times_ms": pl.List(_F), "token_texts": pl.List(_S),
@@ -83,7 +83,7 @@ def _read_schema() -> dict[str, pl.DataType]:
     return {**READ_SCHEMA, "token_texts": pl.List(pl.Categorical(pl.Categories.random()))}
 
 
-_STRING_FIELDS = tuple(k for k, v in READ_SCHEMA.items() if v == _S and k not in {"type", "ts", "attrs", "kind"})
+_STRING_FIELDS = tuple(k for k, v in READ_SCHEMA.items() if v == _S and k not in {"type", "ts", "kind"})
 
 # A string value that may be the text Polars made of a number, boolean, object or list.
 _SUSPECT = r"^(?:-?[0-9][0-9.eE+-]*$|true$|false$|[\[{])"
@@ -273,7 +273,7 @@ class _Chunk:
         checked = df.with_columns(_ts_value(df))
         checked = checked.with_columns(_checks(checked))
         ok = checked["ok"].to_numpy() & ~flagged
-        attrs, ok = _canonical_attrs(checked["attrs"], ok, lines)
+        attrs, ok = _canonical_attrs(ok, lines)
         checked = checked.with_columns(attrs=attrs, ok=pl.Series(ok))
         self.accepted += int(ok.sum())
         self.events.append(checked.filter(pl.col("ok") & (pl.col("type") == "event")).select(_event_exprs()))
@@ -444,15 +444,18 @@ def _checks(df: pl.DataFrame) -> pl.Expr:
     return (common & kind_ok).fill_null(False).alias("ok")
 
 
-def _canonical_attrs(attrs: pl.Series, ok: np.ndarray, lines: _Lines) -> tuple[pl.Series, np.ndarray]:
-    """``attrs`` as the per-line reader writes it (sorted-key JSON, None when empty), from the raw lines.
+def _canonical_attrs(ok: np.ndarray, lines: _Lines) -> tuple[pl.Series, np.ndarray]:
+    """``attrs`` as the per-line reader writes it (sorted-key JSON, None when empty or absent).
 
-    (Polars' own text of the object loses a whole float's type and does not re-escape strings;
-    telling when it is faithful costs more than parsing the line.) A row whose ``attrs`` is not an
-    object is left to the per-line reader (``ok`` cleared).
+    Polars does not read ``attrs`` (turning objects into text is a good part of its parse, and its
+    text loses a whole float's type); the lines that mention the key, or might spell it with an
+    escape, are parsed with orjson. A row whose ``attrs`` is neither an object nor null is left
+    to the per-line reader (``ok`` cleared).
     """
-    out: list[str | None] = [None] * len(attrs)
-    rows = np.flatnonzero(ok & attrs.is_not_null().to_numpy())
+    out: list[str | None] = [None] * len(ok)
+    column = lines.column()
+    maybe = column.str.contains('"attrs"', literal=True) | column.str.contains("\\u", literal=True)
+    rows = np.flatnonzero(ok & maybe.to_numpy())
     if len(rows) == 0:
         return pl.Series("attrs", out, dtype=pl.String()), ok
     ok = ok.copy()
@@ -462,7 +465,7 @@ def _canonical_attrs(attrs: pl.Series, ok: np.ndarray, lines: _Lines) -> tuple[p
         value = loads(data[starts[i]:ends[i]]).get("attrs")
         if isinstance(value, dict):
             out[i] = dumps(value, option=sort).decode() if value else None
-        else:
+        elif value is not None:
             ok[i] = False
     return pl.Series("attrs", out, dtype=pl.String()), ok
 
