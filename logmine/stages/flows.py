@@ -285,9 +285,10 @@ def merge_partials(parts: Sequence[FlowsPartial]) -> FlowsPartial:
 def finalize(part: FlowsPartial, config: FlowsConfig, exact: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
     """The reported tables (all but patterns and sessions) from additive counts."""
     total = max(part.sessions, 1)
+    bins = part.gaps["bin"].to_list()
     gaps = part.gaps.with_columns(
-        pl.col("bin").map_elements(lambda b: graph.bin_bounds_s(b)[0], return_dtype=pl.Float64).alias("lower_s"),
-        pl.col("bin").map_elements(lambda b: graph.bin_bounds_s(b)[1], return_dtype=pl.Float64).alias("upper_s"),
+        pl.Series("lower_s", [graph.bin_bounds_s(b)[0] for b in bins], dtype=pl.Float64),
+        pl.Series("upper_s", [graph.bin_bounds_s(b)[1] for b in bins], dtype=pl.Float64),
     ).select("src", "dst", "bin", "lower_s", "upper_s", "count").sort("src", "dst", "bin")
     return {
         "dfg": graph.finalize_dfg(part.dfg, part.gaps, exact),
@@ -339,7 +340,8 @@ def compute_flows(events: pl.LazyFrame | pl.DataFrame, config: FlowsConfig | Non
     tables = finalize(part, config, split_exact(part))
     sessions = graph.sessions_table(seq, info)
     progress("flows patterns", 3, steps_total)
-    patterns = mine_patterns(seq, config) if config.patterns else mine_patterns(seq.head(0), config)
+    tick = lambda found: progress(f"flows patterns ({found:,} found)", 3, steps_total)  # noqa: E731
+    patterns = mine_patterns(seq, config, tick) if config.patterns else mine_patterns(seq.head(0), config)
     progress("flows", steps_total, steps_total)
     result = FlowsResult(patterns=patterns, sessions=sessions, **tables)
     result.summary = {
