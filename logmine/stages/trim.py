@@ -115,8 +115,11 @@ class TrimmedSlots:
 class Trimmer:
     """Trims contexts, caching parses: reuse one per stream of requests (per process).
 
-    Consecutive requests of a file share most of their context: the complete lines' outline
-    is cached by content, and each file's last parsed segment is re-parsed incrementally.
+    Consecutive requests of a file share most of their context: the outline of the complete
+    lines is cached by content, lexing continues from the stream's previous context, and each
+    segment's tree is re-parsed incrementally. ``cache=False`` parses every request from
+    scratch and remembers nothing (the same results, slower). ``count`` replaces the default
+    token count (words and punctuation) with, e.g., a model tokenizer's.
     """
 
     def __init__(self, config: TrimConfig | None = None, count: Callable[[str], int] | None = None,
@@ -135,11 +138,12 @@ class Trimmer:
     # -- the three slots ------------------------------------------------------------------------
     def prefix(self, code: str, language: str | None, file_path: str | None = None,
                recent_files: Sequence[str] = (), recent_symbols: Sequence[str] = (),
-               budget: int | None = None) -> TrimResult:
-        """Trim a prefix (cursor at its end)."""
+               budget: int | None = None, stream: str | None = None) -> TrimResult:
+        """Trim a prefix (cursor at its end). ``stream`` names the request stream the context
+        continues (default: ``file_path``), for the incremental caches only."""
         budget = self.config.budget_tokens if budget is None else budget
         data = code.encode("utf-8")
-        units, path, memo = self.layout(data, language, file_path)
+        units, path, memo = self.layout(data, language, stream if stream is not None else file_path)
         if not units:
             return TrimResult(code, [], [], set(), 0, 0)
         if not supported(language):  # no grammar: the lines nearest the cursor
@@ -150,7 +154,8 @@ class Trimmer:
         return self._select(data, units, set(path), scores, budget, memo)
 
     def layout(self, data: bytes, language: str | None, file_path: str | None = None) -> tuple[list[Unit], list[int], dict]:
-        """Units of a prefix context and its cursor path (see :mod:`logmine.stages.trim_units`)."""
+        """Units of a prefix context and its cursor path (see :mod:`logmine.stages.trim_units`);
+        ``file_path`` keys the incremental caches."""
         cursor_line = data.rfind(b"\n") + 1
         if not supported(language):
             units = _line_units(data, self.count)
@@ -221,9 +226,10 @@ class Trimmer:
         prefix = values.get("prefix") or ""
         skey = (session, file_path)
         symbols = self.symbols.get(skey, [])
-        res = self.prefix(prefix, language, file_path, recent_files, symbols) if prefix else None
+        stream = f"{session}\x00{file_path}" if session is not None else file_path
+        res = self.prefix(prefix, language, file_path, recent_files, symbols, stream=stream) if prefix else None
         used: tuple[set[str], set[str]] = (set(), set())
-        if res is not None and res.units:
+        if res is not None and res.units and res.path:
             cursor = res.units[max(res.path)]
             used = uses(prefix.encode("utf-8")[cursor.start:].decode("utf-8", "replace"), language)
             self._remember(skey, res)
