@@ -142,6 +142,7 @@ def generate(out_dir: Path | str, config: SampleConfig | None = None, progress: 
         "template_count": len(TEMPLATES),
     })
     (out / TRUTH_FILE).write_bytes(orjson.dumps(body, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
+    (out / ".logmineignore").write_text("# Not logs: the sample's description and its ground truth.\nREADME.md\ntruth.json\n")
     report.seconds = time.perf_counter() - started
     log.info("sample: %d events in %.1f s under %s", config.events, report.seconds, out)
     return report

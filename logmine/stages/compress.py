@@ -197,7 +197,8 @@ class Compressor:
         return [sents[i] for i in order]
 
 
-STRUCTURAL_LINE = re.compile(r"^\s*(?:```\w*|~~~\w*|</?[\w|:-]+>|[^\w\s]*)\s*$")
+STRUCTURAL_LINE = re.compile(r"^\s*(?:```[\w+-]*|~~~[\w+-]*|</?[\w|:-]+>|<\|[^|]+\|>\w*|\[/?[A-Z_]+\]|[^\w\s]*|\w+:)\s*$")
+"""Lines that are structure, not instructions: fences, tags, sentinels, role labels, punctuation."""
 
 
 def _split_structural(tail: str) -> tuple[str, str]:
@@ -220,7 +221,7 @@ def free_sentences(source: str) -> list[str]:
         for i, line in enumerate(lines):
             starts_free = i > 0 or index == 0
             ends_free = i < len(lines) - 1 or index == len(parts) - 1
-            if starts_free and ends_free:
+            if starts_free and ends_free and not STRUCTURAL_LINE.match(line) and not FIM_MARKERS.search(line):
                 out.extend(sentences(line))
     return out
 

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import logging
@@ -156,13 +157,32 @@ def collect_files(paths: Sequence[Path | str], exclude: Path | None = None, unre
             if unreadable is not None:
                 unreadable.append(Path(exc.filename))
 
+        ignore = _ignore_patterns(path)
         for root, dirs, files in os.walk(path, onerror=failed):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            out.extend(Path(root) / f for f in sorted(files) if not f.startswith("."))
+            rel = Path(root).relative_to(path)
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _ignored(rel / d, ignore))
+            out.extend(Path(root) / f for f in sorted(files) if not f.startswith(".") and not _ignored(rel / f, ignore))
     if exclude is not None:
         inside = exclude.resolve()
         out = [p for p in out if not p.resolve().is_relative_to(inside)]
     return sorted(dict.fromkeys(out))
+
+
+IGNORE_FILE = ".logmineignore"
+"""A file in an input directory listing glob patterns (one a line, # comments) of files to skip."""
+
+
+def _ignore_patterns(directory: Path) -> list[str]:
+    path = directory / IGNORE_FILE
+    if not path.is_file():
+        return []
+    lines = (line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines())
+    return [line.rstrip("/") for line in lines if line and not line.startswith("#")]
+
+
+def _ignored(rel: Path, patterns: list[str]) -> bool:
+    """True when ``rel`` (relative to the input directory) or its name matches an ignore pattern."""
+    return any(rel.match(p) or fnmatch.fnmatch(rel.as_posix(), p) for p in patterns)
 
 
 def file_sha256(path: Path) -> str:

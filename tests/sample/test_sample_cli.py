@@ -22,7 +22,7 @@ def test_sample_json_report(tmp_path: Path) -> None:
     assert [f["name"] for f in report["formats"]] == ["native", "tabby", "otel"]
     assert report["events"] == 300 and report["seed"] == 2
     assert report["files"] == sum(f["files"] for f in report["formats"])
-    assert sorted(p.name for p in out.iterdir()) == ["native", "otel", "tabby", "truth.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".logmineignore", "native", "otel", "tabby", "truth.json"]
     truth = json.loads((out / "truth.json").read_text())
     assert truth["generator"]["command"] == "logmine sample OUT_DIR --events 300 --seed 2 --format native --format tabby --format otel"
 

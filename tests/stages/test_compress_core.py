@@ -111,3 +111,10 @@ def test_lossy_stage_respects_the_gate(minilm) -> None:
     out = comp.compress(src)
     assert out.fidelity >= 0.94
     assert comp.fidelity(src, out.source) == pytest.approx(out.fidelity, abs=1e-6)
+
+
+def test_fences_tags_and_role_labels_are_never_dropped() -> None:
+    src = "user: Here is code from {{ path }}:\n```python\n{{ code }}\n```\n<context>\nsystem:\nRewrite it: {{ how }}\nAnswer with code only.\n"
+    out = hashing().compress(src)
+    for structural in ("```python\n", "```\n", "<context>", "system:"):
+        assert structural in out.source

@@ -1,0 +1,62 @@
+"""`logmine compress`: logs in, a compressed template pack out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from logmine.cli._options import FormatOption, OutOption, QuietOption
+from logmine.cli._output import OutputFormat, emit_json, emit_mapping, emit_table, progress_bar
+from logmine.errors import InputPathError, OptionError
+
+
+def compress(
+    logs: Annotated[list[Path], typer.Argument(help="Log files or directories (any supported format).", show_default=False)],
+    out: OutOption,
+    min_fidelity: Annotated[float, typer.Option("--min-fidelity", help="Fidelity gate of the lossy stage (instruction coverage).")] = 0.94,
+    no_lossy: Annotated[bool, typer.Option("--no-lossy", help="Lossless compression only.")] = False,
+    edit_threshold: Annotated[float, typer.Option("--edit-threshold", help="Template merge: least edit similarity.")] = 0.9,
+    semantic_threshold: Annotated[float, typer.Option("--semantic-threshold", help="Template merge: least embedding cosine.")] = 0.9,
+    tokenizer: Annotated[Path | None, typer.Option("--tokenizer", help="A local Hugging Face tokenizer directory (default: the bundled SmolLM2's).", show_default=False)] = None,
+    embedding_model: Annotated[Path | None, typer.Option("--embedding-model", help="A local sentence-transformers directory (default: bundled all-MiniLM-L6-v2).", show_default=False)] = None,
+    no_embeddings: Annotated[bool, typer.Option("--no-embeddings", help="No embedding model: edit similarity for merging, bag-of-words fidelity (not the real gate).")] = False,
+    pack_dir: Annotated[Path | None, typer.Option("--pack", help="Where to write the pack (default: OUT/pack).", show_default=False)] = None,
+    fmt: FormatOption = OutputFormat.table,
+    quiet: QuietOption = False,
+) -> None:
+    """Ingest LOGS into OUT, mine and merge prompt templates, compress them, and write OUT/pack/.
+
+    Re-running on the same logs gives the same pack (except its created_at).
+
+    Example: logmine compress ~/.continue/dev_data -o ws/ --format json | jq .static_token_cut
+    """
+    from logmine.jobs import CompressJobConfig, compress_logs
+    from logmine.stages.compress import CompressConfig
+
+    for name, value in (("--min-fidelity", min_fidelity), ("--edit-threshold", edit_threshold), ("--semantic-threshold", semantic_threshold)):
+        if not 0.0 <= value <= 1.0:
+            raise OptionError(name, value, "a number from 0 to 1")
+    for path in (tokenizer, embedding_model):
+        if path is not None and not path.is_dir():
+            raise InputPathError(path, "is not a local model directory (logmine never downloads models)")
+    config = CompressJobConfig(
+        compress=CompressConfig(min_fidelity=min_fidelity, lossy=not no_lossy), edit_threshold=edit_threshold,
+        semantic_threshold=semantic_threshold, embeddings=not no_embeddings,
+        embedding_model=str(embedding_model) if embedding_model else None, tokenizer=str(tokenizer) if tokenizer else None,
+        pack_dir=pack_dir,
+    )
+    with progress_bar(quiet) as progress:
+        report = compress_logs(logs, out, config, progress)
+    summary = report.summary()
+    if fmt is OutputFormat.json:
+        emit_json(summary)
+        return
+    emit_mapping("logmine compress", summary)
+    if summary["secrets_by_kind"]:
+        emit_table("secrets redacted", [{"kind": k, "count": v} for k, v in summary["secrets_by_kind"].items()])
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compress")(compress)
