@@ -70,9 +70,11 @@ def sessionize(events: pl.LazyFrame, idle_gap_s: float | None) -> tuple[pl.DataF
         "t": base["ts"].dt.epoch("us"),
         "f": base["source_file"].cast(pl.Enum(files)).to_physical().cast(pl.UInt64),
         "line": base["source_line"],
+        "action": base["action"].cast(pl.Enum(vocab)),
+        "ts": base["ts"],
+        "weight": base["weight"],
     }).with_row_index("row")
-    order = _sort_order(keys).select("row", "k")
-    seq = pl.concat([order, base.select(pl.col("action").cast(pl.Enum(vocab)), "ts", "weight")[order["row"]]], how="horizontal")
+    seq = _sort_order(keys).select("row", "k", "action", "ts", "weight")  # the sort carries the payload
     key_change = (pl.col("k") != pl.col("k").shift(1)).fill_null(True)
     new_case = key_change
     if idle_gap_s:
@@ -91,7 +93,7 @@ def sessionize(events: pl.LazyFrame, idle_gap_s: float | None) -> tuple[pl.DataF
 
 
 def _sort_order(keys: pl.DataFrame) -> pl.DataFrame:
-    """``keys`` (row, k, t, f, line) sorted by k, t, f, line, nulls last, stable.
+    """``keys`` (row, k, t, f, line, payload...) sorted by k, t, f, line, nulls last, stable.
 
     When they fit, (k, t) and (f, line) are packed into one UInt64 each: two sort keys
     instead of four, which is what makes sessionizing ten million events fast.
@@ -109,12 +111,13 @@ def _sort_order(keys: pl.DataFrame) -> pl.DataFrame:
     if not fits:
         return keys.sort(["k", "t", "f", "line"], nulls_last=True, maintain_order=True)
     unknown_f, unknown_line = 2**23, 2**40  # nulls sort last
+    payload = [c for c in keys.columns if c not in ("k", "t", "f", "line")]
     packed = keys.select(
-        "row", "k",
         (pl.col("k") * (1 << t_bits) + (pl.col("t") - t_min).cast(pl.UInt64)).alias("kt"),
         (pl.col("f").fill_null(unknown_f) * (1 << 40) + pl.col("line").fill_null(unknown_line).cast(pl.UInt64)).alias("fl"),
+        *payload,
     )
-    return packed.sort(["kt", "fl"], maintain_order=True)
+    return packed.sort(["kt", "fl"], maintain_order=True).with_columns((pl.col("kt") // (1 << t_bits)).alias("k")).drop("kt", "fl")
 
 
 def transitions(seq: pl.DataFrame) -> pl.DataFrame:
