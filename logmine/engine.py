@@ -52,8 +52,9 @@ class EngineConfig:
 
     kind: EngineKind = "local"
     """``local`` (this machine: serial or a process pool) or ``ray`` (Ray tasks)."""
-    workers: int = 1
-    """Local: processes (1 = serial, in this process). Ray: CPUs of a Ray started here (ignored with an address)."""
+    workers: int | None = None
+    """Local: processes (None or 1 = serial, in this process). Ray: CPUs of a Ray started here
+    (None: every CPU of this machine; ignored with an address)."""
     ray_address: str | None = None
     """Address of a running Ray cluster (``ray://host:10001`` or ``auto``); None starts a local Ray."""
 
@@ -195,8 +196,8 @@ class RayEngine(Engine):
 
     kind = "ray"
 
-    def __init__(self, workers: int = 1, address: str | None = None) -> None:
-        super().__init__(max(1, workers))
+    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+        super().__init__(max(1, workers or os.cpu_count() or 1))
         self.address = address
         ray = require_ray()
         self._ray = ray
@@ -230,12 +231,12 @@ class RayEngine(Engine):
 def make_engine(config: EngineConfig | None = None) -> Engine:
     """The engine ``config`` names (local by default)."""
     config = config or EngineConfig()
-    if config.workers < 1:
+    if config.workers is not None and config.workers < 1:
         raise OptionError("--workers", config.workers, "at least 1")
     if config.kind == "local":
         if config.ray_address:
             raise OptionError("--ray-address", config.ray_address, "only with --engine ray")
-        return LocalEngine(config.workers)
+        return LocalEngine(config.workers or 1)
     if config.kind == "ray":
         return RayEngine(config.workers, config.ray_address)
     raise OptionError("--engine", config.kind, "one of " + ", ".join(ENGINES))

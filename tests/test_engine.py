@@ -170,7 +170,7 @@ def test_sharded_mining_on_ray_equals_local(ray_engine) -> None:
     _same(mine_sharded(ray_engine, cut), mine_templates(lines))
 
 
-def test_pipeline_on_ray_equals_local(ray_engine, tmp_path: Path) -> None:
+def test_pipeline_on_ray_and_a_process_pool_equals_serial(ray_engine, tmp_path: Path) -> None:
     from pipeline_data import assert_same_tables, write_day, write_pipeline
 
     from logmine.pipeline import run_pipeline
@@ -182,3 +182,6 @@ def test_pipeline_on_ray_equals_local(ray_engine, tmp_path: Path) -> None:
     assert remote.engine["engine"] == "ray" and local.engine["engine"] == "local"
     assert remote.stages["flows"]["engine"][0]["tasks"] == 2
     assert_same_tables(tmp_path / "ws_local", tmp_path / "ws_ray")
+    pool = run_pipeline(write_pipeline(tmp_path, "pool", "ws_pool"), engine=EngineConfig(kind="local", workers=2))
+    assert pool.engine == {"engine": "local", "workers": 2}
+    assert_same_tables(tmp_path / "ws_local", tmp_path / "ws_pool")

@@ -13,7 +13,7 @@ from pipeline_data import RESULT_TABLES, assert_same_tables, canon, write_day, w
 from polars.testing import assert_frame_equal
 
 from logmine.pipeline import run_pipeline
-from logmine.stages.flows import FlowsConfig, flows
+from logmine.stages.flows import FlowsConfig, compute_flows
 from logmine.stages.heatmap import HeatmapConfig, heatmap
 from logmine.stages.templates_prompts import mine_prompts
 from logmine.workspace import Workspace
@@ -52,7 +52,7 @@ def test_merged_counts_equal_the_one_shot_stages(nightly, tmp_path: Path) -> Non
     ws = Workspace.open(nightly["root"] / "ws_full")
     # flows: additive columns equal the one-shot stage (its p50/p95 are exact, ours from histograms)
     pipe = {n: ws.read(f"flows_{n}") for n in ("dfg", "activities", "ngrams", "variants", "cooccurrence")}
-    one = flows(ws, FlowsConfig(patterns=False)).tables()
+    one = compute_flows(ws.scan("events"), FlowsConfig(patterns=False)).tables()
     cols = ["src", "dst", "count", "sessions", "gap_mean_s", "gap_min_s", "gap_max_s", "weighted_count"]
     assert_frame_equal(canon(pipe["dfg"].select(cols)), canon(one["flows_dfg"].select(cols)), rel_tol=1e-9)
     for name in ("activities", "ngrams", "variants", "cooccurrence"):
@@ -86,7 +86,7 @@ def test_changed_partition_is_recomputed_and_still_equals_full(nightly, tmp_path
 
 def test_retention_drops_old_partitions_and_equals_a_run_over_the_window(tmp_path: Path) -> None:
     _logs(tmp_path, DAYS)
-    keep = "\n[retention]\ndays = 2\nruns = 2\n"
+    keep = "\n[retention]\ndays = 2\nruns = 2\n[stages.flows]\npatterns = true\nmin_support = 0.2\n"
     path = write_pipeline(tmp_path, "kept", "ws", extra=keep)
     for day in DAYS:
         run_pipeline(path, date=day)
@@ -95,11 +95,14 @@ def test_retention_drops_old_partitions_and_equals_a_run_over_the_window(tmp_pat
     assert set(ws.read("flows_partial_meta")["partition"]) == set(DAYS[1:])
     assert ws.read("events").select(pl.col("ts").min()).item().date().isoformat() >= DAYS[1]
     assert ws.read("runs").height == 2 and len(list((tmp_path / "ws" / "runs").glob("*.json"))) == 2
+    one_shot = compute_flows(ws.scan("events"), FlowsConfig(min_support=0.2)).patterns  # the window's events, mined once
+    assert_frame_equal(canon(ws.read("flows_patterns")), canon(one_shot))
+    assert ws.read("flows_patterns").height > 0
     # the same window computed from scratch
     (tmp_path / "logs" / DAYS[0]).rename(tmp_path / "old")
-    fresh = write_pipeline(tmp_path, "fresh", "ws_fresh")
+    fresh = write_pipeline(tmp_path, "fresh", "ws_fresh", extra=keep)
     run_pipeline(fresh)
-    assert_same_tables(tmp_path / "ws", tmp_path / "ws_fresh", [t for t in RESULT_TABLES if not t.startswith("heatmap")])
+    assert_same_tables(tmp_path / "ws", tmp_path / "ws_fresh", [t for t in RESULT_TABLES if not t.startswith("heatmap")] + ["flows_patterns"])
 
 
 KILLER = r"""
@@ -137,3 +140,49 @@ def test_killed_run_leaves_a_good_workspace_and_the_next_run_resumes(tmp_path: P
     fresh = write_pipeline(tmp_path, "fresh", "ws_fresh")
     run_pipeline(fresh)
     assert_same_tables(tmp_path / "ws", tmp_path / "ws_fresh")
+
+
+PACK_KILLER = r"""
+import os, signal, sys
+sys.path.insert(0, sys.argv[3])
+from pipeline_data import FAKE_MODELS
+point = sys.argv[2]
+if point == "inside-write-pack":  # the workspace's pack moved aside, the new one not yet in place
+    import logmine.pack as pack
+    real, calls = os.replace, [0]
+    def replace(src, dst):
+        calls[0] += 1
+        if calls[0] == 2:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(src, dst)
+    pack.os = type(sys)("os_proxy"); pack.os.__dict__.update(os.__dict__); pack.os.replace = replace
+else:  # "before-publish-swap": the new version copied beside the published pack, not yet switched to
+    from logmine.pipeline import steps
+    steps._swap = lambda link, dest: os.kill(os.getpid(), signal.SIGKILL)
+from logmine.pipeline import run_pipeline
+run_pipeline(sys.argv[1], models=FAKE_MODELS)
+"""
+
+
+def test_killed_publish_leaves_the_published_pack_whole_and_the_next_run_replaces_it(tmp_path: Path) -> None:
+    from pipeline_data import FAKE_MODELS
+
+    from logmine.pack import load_pack
+
+    write_day(tmp_path / "logs", DAYS[0])
+    path = write_pipeline(tmp_path, "pack", "ws", extra='\n[stages.compress]\nenabled = true\n[publish]\npack = "srv/pack"\n')
+    run_pipeline(path, models=FAKE_MODELS)
+    published = tmp_path / "srv" / "pack"
+    first = load_pack(published)  # verifies every file against the manifest
+    assert published.is_symlink()
+    write_day(tmp_path / "logs", DAYS[1], seed=5)
+    tests_dir = str(Path(__file__).parent)
+    for point in ("inside-write-pack", "before-publish-swap"):
+        proc = subprocess.run([sys.executable, "-c", PACK_KILLER, str(path), point, tests_dir], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == -9, proc.stderr[-2000:]
+        assert load_pack(published) == first, point
+    rec = run_pipeline(path, models=FAKE_MODELS)
+    second = load_pack(published)
+    assert second.totals.requests > first.totals.requests
+    assert rec.stages["compress"]["published"] == str(published)
+    assert len(list((tmp_path / "srv").glob(".pack.v-*"))) == 2  # this version and the one before

@@ -163,8 +163,8 @@ class Stages(_Strict):
 
 class EngineSpec(_Strict):
     kind: Literal["local", "ray"] = "local"
-    workers: int = Field(1, ge=1)
-    """Local: processes (1 = serial). Ray: CPUs of a Ray started by the run."""
+    workers: int | None = Field(None, ge=1)
+    """Local: processes (default 1: serial). Ray: CPUs of a Ray started by the run (default: all)."""
     ray_address: str | None = None
 
 

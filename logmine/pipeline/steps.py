@@ -5,8 +5,13 @@ The incremental analysis steps (flows, heatmap, templates) live in their own mod
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
+import shutil
+import uuid
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -103,11 +108,60 @@ def compress(ctx: RunContext, stage: CompressStage) -> dict[str, Any]:
     if not ws.has_table("templates") or ws.scan("templates").select(pl.len()).collect().item() == 0:
         return {"skipped": "no templates"}
     embedder, count_tokens, token_ids = _models(ctx, stage)
-    config = ExportConfig(compress=CompressConfig(lossy=stage.lossy), pack_dir=ctx.pipeline.pack_dir,
+    staging = ws.root / EXPORT_DIR
+    _clean_leftovers(staging)
+    config = ExportConfig(compress=CompressConfig(lossy=stage.lossy), pack_dir=staging,
                           **({"tokenizer_name": stage.tokenizer} if stage.tokenizer else {}),
                           **({"embedding_model_name": stage.embedding_model} if stage.embedding_model else {}))
     result = export_run(ws, embedder, count_tokens, config, ctx.progress, token_ids)
-    return result.summary()
+    summary = result.summary()
+    summary["published"] = str(publish(staging, ctx.pipeline.pack_dir))
+    return summary
+
+
+EXPORT_DIR = Path("export") / "pack"
+"""Where the export stage writes the pack inside the workspace; :func:`publish` copies it out."""
+
+
+def _clean_leftovers(staging: Path) -> None:
+    """Temporary and moved-aside pack directories a killed export left beside ``staging``."""
+    if staging.parent.is_dir():
+        for path in staging.parent.glob(f".{staging.name}.*"):
+            if path.name.endswith((".tmp", ".old")):
+                shutil.rmtree(path, ignore_errors=True)
+
+
+def publish(pack: Path, dest: Path, keep: int = 2) -> Path:
+    """Publish ``pack`` at ``dest`` so that readers of ``dest`` always see a whole pack.
+
+    The pack is copied to a version directory beside ``dest`` (``.NAME.<manifest hash>``), then
+    ``dest`` (a symlink) is switched to it with one atomic rename; the newest ``keep`` versions
+    stay. A run killed at any point leaves ``dest`` pointing at the previous whole version.
+    """
+    digest = hashlib.blake2b((pack / "manifest.json").read_bytes(), digest_size=8).hexdigest()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    version = dest.parent / f".{dest.name}.v-{digest}"
+    if not version.is_dir():
+        tmp = dest.parent / f".{dest.name}.{uuid.uuid4().hex[:8]}.copying"  # not *.tmp: a workspace removes those
+        shutil.copytree(pack, tmp)
+        os.replace(tmp, version)
+    link = dest.parent / f".{dest.name}.{uuid.uuid4().hex[:8]}.link"
+    os.symlink(version.name, link)
+    if dest.is_dir() and not dest.is_symlink():  # first publish over a plain directory: move it aside once
+        log.warning("%s is a directory; replacing it by a symlink to versioned packs", dest)
+        os.replace(dest, dest.parent / f".{dest.name}.{uuid.uuid4().hex[:8]}.old")
+    _swap(link, dest)
+    versions = sorted(dest.parent.glob(f".{dest.name}.v-*"), key=lambda p: p.stat().st_mtime)
+    for old in [v for v in versions if v.name != version.name][: max(0, len(versions) - keep)]:
+        shutil.rmtree(old, ignore_errors=True)
+    for stale in dest.parent.glob(f".{dest.name}.*.copying"):
+        shutil.rmtree(stale, ignore_errors=True)
+    return dest
+
+
+def _swap(link: Path, dest: Path) -> None:
+    """Point ``dest`` at ``link``'s target: one rename, atomic for readers."""
+    os.replace(link, dest)
 
 
 def _models(ctx: RunContext, stage: CompressStage) -> tuple[Any, Any, Any]:

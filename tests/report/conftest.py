@@ -3,33 +3,17 @@ models), plus a serving-validation table as `logmine validate` writes it."""
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: pipeline_data
 
-from pipeline_data import write_day, write_pipeline  # noqa: E402
+from pipeline_data import hashing_embedder, word_count, write_day, write_pipeline  # noqa: E402
 
 from logmine.workspace import Workspace  # noqa: E402
-
-
-def hashing_embedder(texts: list[str]) -> np.ndarray:
-    """Bag-of-words hashed into 64 dimensions, L2-normalised (stands in for the sentence model)."""
-    out = np.zeros((len(texts), 64), dtype=np.float32)
-    for i, text in enumerate(texts):
-        for word in text.lower().split():
-            out[i, int(hashlib.blake2b(word.encode(), digest_size=4).hexdigest(), 16) % 64] += 1.0
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return out / np.where(norms == 0, 1, norms)
-
-
-def word_count(texts: list[str]) -> list[int]:
-    return [len(t.split()) for t in texts]
 
 
 def add_validation(root: Path) -> None:
