@@ -124,6 +124,14 @@ def test_bad_date_and_failed_stage_exit_1_and_are_recorded(tmp_path: Path, capsy
     assert 'logmine_run_exit_code{pipeline="test"} 1' in prom and 'logmine_run_success{pipeline="test"} 0' in prom
 
 
+def test_no_input_for_the_date_fails_and_names_the_globs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_day(tmp_path / "logs", "2026-11-27")
+    path = write_pipeline(tmp_path)
+    code, _, err = cli(["run", str(path), "--date", "2026-11-28", "--quiet"], capsys)
+    assert code == 1
+    assert err == f"Error: {path}: no input files for 2026-11-28: nothing matches {tmp_path}/logs/2026-11-28/native/*.jsonl\n"
+
+
 def test_metrics_textfile_is_valid_exposition(tmp_path: Path) -> None:
     write_day(tmp_path / "logs", "2026-11-27")
     rec = run_pipeline(write_pipeline(tmp_path, extra='\n[metrics]\ntextfile = "prom/logmine.prom"\n'))
@@ -174,3 +182,15 @@ def test_shipped_pipelines_validate_and_nightly_runs_as_written(tmp_path: Path) 
     assert ws.read("query_rejects_by_file")["lines"].to_list() == [1]
     assert (tmp_path / "out" / "nightly" / "metrics" / "logmine.prom").is_file()
     assert (tmp_path / "out" / "nightly" / "report" / "index.html").is_file()
+
+
+def test_command_line_engine_options_override_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from logmine.engine import EngineConfig
+    from logmine.pipeline import with_engine
+
+    pipe = load_pipeline(_pipe(tmp_path, BASE + '[engine]\nkind = "ray"\nworkers = 3\nray_address = "auto"\n'))
+    assert with_engine(pipe, None, None, None) == EngineConfig("ray", 3, "auto")
+    assert with_engine(pipe, "local", None, None) == EngineConfig("local", 3, None)
+    assert with_engine(pipe, "ray", "ray://head:10001", 8) == EngineConfig("ray", 8, "ray://head:10001")
+    code, _, err = cli(["run", str(tmp_path / "p.toml"), "--engine", "spark"], capsys)
+    assert code == 2 and "'spark' is not one of 'local', 'ray'" in err

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from logmine.engine import EngineConfig, make_engine
-from logmine.errors import LogmineError, OptionError, WorkspaceLockedError
+from logmine.errors import InputPathError, LogmineError, OptionError, WorkspaceLockedError
 from logmine.pipeline import flows_step, heatmap_step, record, steps, templates_step
 from logmine.pipeline.context import ProgressFn, RunContext
 from logmine.pipeline.inputs import InputFile, partitions, window_start
@@ -115,8 +115,10 @@ def _stages(ctx: RunContext, rec: record.RunRecord) -> None:
     todo: list[InputFile] = [f for k, files in ctx.partitions.items() if ctx.date is None or k == ctx.date for f in files]
     rec.inputs = {"partitions_found": len(found), "partitions_in_window": len(ctx.partitions), "window_start": start,
                   "files_this_run": len(todo), "partitions_this_run": sorted({f.partition for f in todo})}
-    if ctx.date is not None and ctx.date not in found:
-        log.warning("no input files for --date %s", ctx.date)
+    if (ctx.date is not None and ctx.date not in found) or not found:
+        globs = [str(ctx.pipeline.resolve(p)).replace("{date}", ctx.date or "{date}") for i in spec.inputs for p in i.paths]
+        raise InputPathError(ctx.pipeline.path, f"no input files{' for ' + ctx.date if ctx.date else ''}: nothing matches "
+                             + ", ".join(globs))
     if spec.stages.ingest.enabled:
         rec.counts = _timed(rec, "ingest", lambda: steps.ingest(ctx, spec.stages.ingest, todo))
         rec.rejects = dict(rec.counts.get("rejects_by_reason", {}))

@@ -230,7 +230,7 @@ class Pipeline:
     def resolve(self, value: str) -> Path:
         """A path from the file: ``~`` and ``$VARS`` expanded, relative to the file's directory."""
         p = Path(os.path.expandvars(os.path.expanduser(value)))
-        return p if p.is_absolute() else (self.base / p)
+        return Path(os.path.normpath(p if p.is_absolute() else self.base / p))
 
     @property
     def workspace(self) -> Path:
