@@ -14,6 +14,7 @@ replaced by one marker. Templates that render the same (the same FIM string in t
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -65,7 +66,8 @@ class Record:
 class CodeCorpus:
     """Python standard library files of this machine, read lazily."""
 
-    def __init__(self, rng: random.Random, root: Path | None = None, max_files: int = 400) -> None:
+    def __init__(self, rng: random.Random, root: Path | None = None, max_files: int = 400, scale: float = 1.0) -> None:
+        self.scale = scale
         root = root or Path(sysconfig.get_paths()["stdlib"])
         files = sorted(p for p in root.glob("*.py") if p.stat().st_size > 2000)
         self.rng = rng
@@ -90,7 +92,7 @@ class CodeCorpus:
     def snippet(self, low: int = 4, high: int = 30) -> str:
         path = self.rng.choice(self.files)
         lines = self.lines(path)
-        n = self.rng.randint(low, high)
+        n = self.rng.randint(low, max(low, int(high * self.scale)))
         at = self.rng.randrange(0, max(1, len(lines) - n))
         text = "\n".join(lines[at : at + n]).strip("\n")
         return text or "pass"
@@ -171,13 +173,18 @@ def render(row: dict[str, Any], values: Any) -> str:
             pos = end
         return "".join(out) + text[pos:]
     if syntax == "jinja2":
-        import jinja2
-
-        env = jinja2.Environment()
-        env.globals["raise_exception"] = lambda msg: (_ for _ in ()).throw(ValueError(msg))
-        return env.from_string(text).render(messages=[{"role": "user", "content": values("content")}], add_generation_prompt=True)
+        return _jinja(text).render(messages=[{"role": "user", "content": values("content")}], add_generation_prompt=True)
     positional = iter(range(100))
     return _SYNTAX[syntax].sub(lambda m: values(m.group(1) or f"{{{next(positional)}}}"), text)
+
+
+@functools.lru_cache(maxsize=None)
+def _jinja(text: str) -> Any:
+    import jinja2
+
+    env = jinja2.Environment()
+    env.globals["raise_exception"] = lambda msg: (_ for _ in ()).throw(ValueError(msg))
+    return env.from_string(text)
 
 
 def skeleton_key(row: dict[str, Any]) -> str:
@@ -189,14 +196,19 @@ def load_templates(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def records(rows: list[dict[str, Any]], per_template: int, seed: int = 0) -> Iterator[Record]:
-    """``per_template`` renderings of every template, interleaved in a seeded random order."""
+def records(rows: list[dict[str, Any]], per_template: int, seed: int = 0, size: float = 1.0, total: int | None = None) -> Iterator[Record]:
+    """``per_template`` renderings of every template, interleaved in a seeded random order (or
+    ``total`` records drawn at random); ``size`` scales the code around the cursor."""
     rng = random.Random(seed)
-    corpus = CodeCorpus(rng)
-    order = [r for r in rows for _ in range(per_template)]
-    rng.shuffle(order)
+    corpus = CodeCorpus(rng, scale=size)
+    if total is None:
+        order = [r for r in rows for _ in range(per_template)]
+        rng.shuffle(order)
+    else:
+        order = (rng.choice(rows) for _ in range(total))  # type: ignore[assignment]
+    truth = {id(r): skeleton_key(r) for r in rows}
     for row in order:
-        file_path, prefix, suffix = corpus.cursor()
+        file_path, prefix, suffix = corpus.cursor(int(30 * size), int(15 * size))
         ctx = {"prefix": prefix, "suffix": suffix, "file_path": file_path, "language": "python"}
 
         def values(name: str) -> str:
@@ -208,12 +220,13 @@ def records(rows: list[dict[str, Any]], per_template: int, seed: int = 0) -> Ite
         prompt = render(row, values)
         fim = row["kind"] in ("fim", "fim-context", "fim-chat")
         kind = "completion" if fim else ("edit" if row["kind"] in ("edit", "apply") else "chat")
-        yield Record(prompt, skeleton_key(row), kind, prefix if fim else None, suffix if fim else None,
+        yield Record(prompt, truth[id(row)], kind, prefix if fim else None, suffix if fim else None,
                      file_path, "python", row["name"])
 
 
-def write_logs(recs: list[Record], out: Path, seed: int = 0) -> dict[str, Path]:
-    """Write the records half in native JSONL, half as Continue dev data; return the files."""
+def write_logs(recs: list[Record], out: Path, seed: int = 0) -> list[tuple[str, int]]:
+    """Write the records half in native JSONL, half as Continue dev data; return where each
+    record went: ``(file, line number)``, in record order."""
     rng = random.Random(seed + 1)
     out.mkdir(parents=True, exist_ok=True)
     native = (out / "native" / "requests.jsonl")
@@ -223,6 +236,14 @@ def write_logs(recs: list[Record], out: Path, seed: int = 0) -> dict[str, Path]:
     files = {"native": native, "autocomplete": cont / "autocomplete.jsonl", "editInteraction": cont / "editInteraction.jsonl",
              "chatInteraction": cont / "chatInteraction.jsonl"}
     handles = {k: p.open("w") for k, p in files.items()}
+    counts = dict.fromkeys(files, 0)
+    where: list[tuple[str, int]] = []
+
+    def put(kind: str, row: dict[str, Any]) -> None:
+        handles[kind].write(json.dumps({k: v for k, v in row.items() if v is not None}) + "\n")
+        counts[kind] += 1
+        where.append((str(files[kind]), counts[kind]))
+
     t0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
     try:
         for i, rec in enumerate(recs):
@@ -232,7 +253,7 @@ def write_logs(recs: list[Record], out: Path, seed: int = 0) -> dict[str, Path]:
                 row = {"type": "llm_request", "ts": ts.isoformat(), "kind": rec.kind, "request_id": rid, "prompt": rec.prompt,
                        "prefix": rec.prefix, "suffix": rec.suffix, "file_path": rec.file_path, "language": rec.language,
                        "model": "bench-model", "user_id": f"user{i % 17}"}
-                handles["native"].write(json.dumps({k: v for k, v in row.items() if v is not None}) + "\n")
+                put("native", row)
                 continue
             base = {"timestamp": ts.isoformat().replace("+00:00", "Z"), "userId": f"user{i % 17}", "schema": "0.2.0",
                     "userAgent": "VSCode/1.96.0 (Continue/1.0.0)", "selectedProfileId": "local", "modelName": "bench-model",
@@ -240,12 +261,12 @@ def write_logs(recs: list[Record], out: Path, seed: int = 0) -> dict[str, Path]:
             if rec.kind == "completion":
                 row = {**base, "eventName": "autocomplete", "prefix": rec.prefix, "suffix": rec.suffix, "filepath": rec.file_path,
                        "completionId": rid, "uniqueId": rid, "time": 120, "cacheHit": False, "accepted": False}
-                handles["autocomplete"].write(json.dumps(row) + "\n")
+                put("autocomplete", row)
             elif rec.kind == "edit":
-                handles["editInteraction"].write(json.dumps({**base, "eventName": "editInteraction", "filepath": rec.file_path, "modelTitle": "m"}) + "\n")
+                put("editInteraction", {**base, "eventName": "editInteraction", "filepath": rec.file_path, "modelTitle": "m"})
             else:
-                handles["chatInteraction"].write(json.dumps({**base, "eventName": "chatInteraction", "modelTitle": "m", "sessionId": f"s{i}"}) + "\n")
+                put("chatInteraction", {**base, "eventName": "chatInteraction", "modelTitle": "m", "sessionId": f"s{i}"})
     finally:
         for h in handles.values():
             h.close()
-    return files
+    return where

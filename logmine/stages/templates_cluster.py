@@ -19,6 +19,7 @@ templates. The steps, each deterministic and independent of the order of the uni
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections import Counter, defaultdict
@@ -90,7 +91,9 @@ _NAMED = re.compile(r"\{[a-z_]+\d*(?::[a-z]{6,})?\}")
 """A named slot (``{code}``, ``{prefix}``) or a slot token."""
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def has_mask(token: str, wildcards: frozenset[str]) -> bool:
+    """Whether ``token`` holds a mask, a named slot or a slot token (memoised: tokens recur)."""
     return any(w in token for w in wildcards) or ("{" in token and _NAMED.search(token) is not None)
 
 
@@ -245,16 +248,15 @@ def _merge_gaps(groups: list[Group], weights: Sequence[int], params: ClusterPara
         if len(p) > 1:
             by_first[p[0]].append(k)
             by_last[p[-1]].append(k)
-    frames: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
+    candidates: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
     for bucket in (*by_first.values(), *by_last.values()):
         bucket = sorted(bucket, key=lambda k: pats[k])[:_MAX_FRAME_BUCKET]
         for x, a in enumerate(bucket):
             for b in bucket[x + 1 :]:
                 frame = _frame(pats[a], pats[b])
-                if frame is not None and (
-                    _context(frame, wildcards) >= params.min_context_tokens or _context_chars(frame, wildcards) >= params.min_context_chars
-                ):
-                    frames.add(frame)
+                if frame is not None:
+                    candidates.add(frame)
+    frames = {f for f in candidates if _context(f, wildcards) >= params.min_context_tokens or _context_chars(f, wildcards) >= params.min_context_chars}
     parent = list(range(len(groups)))
     for head, tail in sorted(frames, key=lambda f: (-len(f[0]) - len(f[1]), f)):
         pool = by_first[head[0]] if head else by_last[tail[-1]]

@@ -128,8 +128,24 @@ def skeleton(prompt: str, values: Mapping[str, str] | None = None, slots: SlotSt
     if slots is not None:
         from logmine.code import resolve_language
 
-        text = _code_regions(text, slots, resolve_language(values.get("language"), values.get("file_path")))
+        language = resolve_language(values.get("language"), values.get("file_path"))
+        key = (language, text)
+        done = _SKELETONS.get(key)
+        if done is None:
+            done = _code_regions(text, slots, language)
+            if len(_SKELETONS) >= _CACHE_SIZE:
+                _SKELETONS.clear()
+            _SKELETONS[key] = done
+        text = done
     return text
+
+
+_CACHE_SIZE = 50_000
+_SKELETONS: dict[tuple[str | None, str], str] = {}
+"""Prompts that are equal once the record's values are out (every FIM prompt of a template)
+get their code regions found once. The slot tokens are content hashes: the result is the same."""
+_KINDS: dict[tuple[str, bool, str | None], str] = {}
+"""The kind of each piece seen (static lines recur in every prompt of their template)."""
 
 
 def _replace_value(text: str, name: str, value: str) -> str:
@@ -152,6 +168,8 @@ def _replace_value(text: str, name: str, value: str) -> str:
 def _replace_language(text: str, value: str, token: str) -> str:
     """The language where a prompt names it: a code fence's info string or a "language:" label
     (elsewhere a language name is as likely part of the user's words)."""
+    if value not in text:
+        return text
     v = re.escape(value)
     return re.sub(rf"(?:(?<=```)|(?<=~~~)|(?<=[Ll]anguage: )|(?<=LANGUAGE:)|(?<=[Ll]anguage=)){v}(?![\w+#-])", token, text)
 
@@ -195,7 +213,12 @@ def _code_regions(text: str, slots: SlotStore, language: str | None = None) -> s
     forced = _code_spans(text)
     kinds = []
     for piece, at_line_start, offset in pieces:
-        kind = _kind(piece, at_line_start, language)
+        kind = _KINDS.get((piece, at_line_start, language))
+        if kind is None:
+            kind = _kind(piece, at_line_start, language)
+            if len(_KINDS) >= _CACHE_SIZE:
+                _KINDS.clear()
+            _KINDS[(piece, at_line_start, language)] = kind
         if kind == "text" and _inside(offset, forced):
             kind = "code"
         kinds.append(kind)

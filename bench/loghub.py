@@ -1,0 +1,192 @@
+"""Template-mining benchmark on Loghub-2k: logmine vs Drain3 (default and tuned), same lines, same run.
+
+Accuracy: for each system of ``--data`` (the ``Content`` column of the corrected CSV), logmine
+with its one default config, Drain3 0.9.11 with its default config, and Drain3 with the
+benchmark's tuned per-dataset settings (masking regexes, depth, similarity threshold from
+``drain_tuned_settings.json``). GA, FGA, PA and FTA against the corrected labels and the
+original ones (definitions: ``logmine.evaluate`` and the data's README).
+
+Speed: the systems' lines concatenated and repeated to ``--lines`` lines, each parser in a
+process of its own (one after the other), lines/s and the ratio. logmine runs with its line
+cache (the default) and without it (``line_cache_size=0``): the first is what a repeated log
+costs, the second what the masking and clustering cost per line.
+
+Example:
+    python bench/loghub.py                       # accuracy + speed (400,000 lines)
+    python bench/loghub.py --lines 100000 --json out/bench/loghub.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("POLARS_MAX_THREADS", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import polars as pl  # noqa: E402
+
+from logmine.evaluate import Scores, score  # noqa: E402
+from logmine.stages.templates import MineConfig, mine_templates  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "benchmarks" / "loghub-2k"
+PARSERS = ("logmine", "drain3", "drain3-tuned")
+
+
+def systems(data: Path) -> list[str]:
+    return sorted(p.name for p in data.iterdir() if p.is_dir() and (p / f"{p.name}_2k.log_structured_corrected.csv").is_file())
+
+
+def load(data: Path, system: str) -> tuple[list[str], list[str], list[str]]:
+    """``(lines, corrected templates, original templates)`` in line order."""
+    corrected = pl.read_csv(data / system / f"{system}_2k.log_structured_corrected.csv", infer_schema=False)
+    original = pl.read_csv(data / system / f"{system}_2k.log_structured.csv", infer_schema=False)
+    return corrected["Content"].to_list(), corrected["EventTemplate"].to_list(), original["EventTemplate"].to_list()
+
+
+def run_logmine(lines: list[str], config: MineConfig | None = None) -> tuple[list[str], list[str]]:
+    result = mine_templates(lines, config)
+    return result.assignments, [result.templates[t] for t in result.assignments]
+
+
+def drain3_miner(settings: dict[str, Any] | None = None) -> Any:
+    """A Drain3 TemplateMiner: its default config, or the benchmark's tuned settings for a system."""
+    from drain3 import TemplateMiner
+    from drain3.masking import MaskingInstruction
+    from drain3.template_miner_config import TemplateMinerConfig
+
+    config = TemplateMinerConfig()  # explicit: TemplateMiner() alone would read ./drain3.ini
+    if settings:
+        config.drain_sim_th = settings["st"]
+        config.drain_depth = settings["depth"]
+        config.masking_instructions = [MaskingInstruction(rx, "*") for rx in settings["regex"]]
+    return TemplateMiner(config=config)
+
+
+def run_drain3(lines: list[str], settings: dict[str, Any] | None = None) -> tuple[list[int], list[str]]:
+    miner = drain3_miner(settings)
+    ids = [miner.add_log_message(line)["cluster_id"] for line in lines]
+    text = {c.cluster_id: c.get_template() for c in miner.drain.clusters}
+    return ids, [text[i] for i in ids]
+
+
+def accuracy(data: Path, names: list[str]) -> dict[str, dict[str, dict[str, Scores]]]:
+    """``result[parser][system][labels]`` with labels ``corrected`` / ``original``."""
+    tuned = json.loads((data / "drain_tuned_settings.json").read_text())
+    out: dict[str, dict[str, dict[str, Scores]]] = {p: {} for p in PARSERS}
+    for name in names:
+        lines, corrected, original = load(data, name)
+        runs = {"logmine": run_logmine(lines), "drain3": run_drain3(lines), "drain3-tuned": run_drain3(lines, tuned[name])}
+        for parser, (ids, texts) in runs.items():
+            out[parser][name] = {"corrected": score(corrected, ids, texts), "original": score(original, ids, texts)}
+        print(f"  {name}: " + ", ".join(f"{p} {out[p][name]['corrected'].ga:.3f}" for p in PARSERS), file=sys.stderr)
+    return out
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def accuracy_tables(result: dict[str, dict[str, dict[str, Scores]]], names: list[str]) -> str:
+    lines = []
+    for labels in ("corrected", "original"):
+        lines += [f"Grouping accuracy (GA), {labels} labels:", "",
+                  "| system | logmine | Drain3 default | Drain3 tuned |", "|---|---:|---:|---:|"]
+        for name in names:
+            lines.append(f"| {name} | " + " | ".join(f"{result[p][name][labels].ga:.3f}" for p in PARSERS) + " |")
+        lines.append("| **mean** | " + " | ".join(f"**{mean([result[p][n][labels].ga for n in names]):.3f}**" for p in PARSERS) + " |")
+        lines.append("")
+        lines += [f"All metrics, mean over the {len(names)} systems, {labels} labels:", "",
+                  "| parser | GA | FGA | PA | FTA | pairwise F1 |", "|---|---:|---:|---:|---:|---:|"]
+        for p in PARSERS:
+            s = [result[p][n][labels] for n in names]
+            lines.append(f"| {p} | {mean([x.ga for x in s]):.3f} | {mean([x.fga for x in s]):.3f} | {mean([x.pa for x in s]):.3f} | "
+                         f"{mean([x.fta for x in s]):.3f} | {mean([x.pairwise_f1 for x in s]):.3f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+# -- speed -----------------------------------------------------------------------------------
+def speed_lines(data: Path, names: list[str], n: int) -> list[str]:
+    base = [line for name in names for line in load(data, name)[0]]
+    return (base * (n // len(base) + 1))[:n]
+
+
+def speed_worker(parser: str, data: Path, n: int) -> dict[str, Any]:
+    """Time one parser over the repeated lines (run in a process of its own)."""
+    lines = speed_lines(data, systems(data), n)
+    started = time.perf_counter()
+    if parser == "drain3":
+        miner = drain3_miner()
+        for line in lines:
+            miner.add_log_message(line)
+        templates = len(miner.drain.clusters)
+    else:
+        config = MineConfig(line_cache_size=0) if parser == "logmine-nocache" else MineConfig()
+        templates = len(mine_templates(lines, config).templates)
+    seconds = time.perf_counter() - started
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"parser": parser, "lines": n, "seconds": round(seconds, 3), "lines_per_s": round(n / seconds), "templates": templates,
+            "peak_rss_mb": round(rss_mb)}
+
+
+def speed(data: Path, n: int) -> list[dict[str, Any]]:
+    out = []
+    for parser in ("drain3", "logmine", "logmine-nocache"):
+        proc = subprocess.run([sys.executable, __file__, "--data", str(data), "--speed-worker", parser, "--lines", str(n)],
+                              check=True, capture_output=True, text=True)
+        out.append(json.loads(proc.stdout))
+        print(f"  {parser}: {out[-1]['lines_per_s']:,} lines/s", file=sys.stderr)
+    return out
+
+
+def speed_table(rows: list[dict[str, Any]]) -> str:
+    drain = next(r for r in rows if r["parser"] == "drain3")["lines_per_s"]
+    lines = [f"Speed, {rows[0]['lines']:,} lines (the 12 systems' lines repeated), one process each:", "",
+             "| parser | lines/s | ratio to Drain3 | seconds | templates | peak RSS MB |", "|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['parser']} | {r['lines_per_s']:,} | {r['lines_per_s'] / drain:.2f}x | {r['seconds']} | {r['templates']} | {r['peak_rss_mb']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="Loghub-2k directory (one folder per system)")
+    parser.add_argument("--lines", type=int, default=400_000, help="lines for the speed run")
+    parser.add_argument("--no-speed", action="store_true", help="accuracy only")
+    parser.add_argument("--no-accuracy", action="store_true", help="speed only")
+    parser.add_argument("--json", type=Path, help="also write every figure here")
+    parser.add_argument("--speed-worker", choices=("drain3", "logmine", "logmine-nocache"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.speed_worker:
+        print(json.dumps(speed_worker(args.speed_worker, args.data, args.lines)))
+        return
+    if not args.data.is_dir():
+        parser.error(f"{args.data}: no such directory (use --data)")
+    names = systems(args.data)
+    report: dict[str, Any] = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}", "systems": names}
+    print(f"## templates: Loghub-2k ({len(names)} systems)\n\nMachine: {report['machine']}.\n")
+    if not args.no_accuracy:
+        result = accuracy(args.data, names)
+        print(accuracy_tables(result, names))
+        report["accuracy"] = {p: {n: {lab: s.to_json() for lab, s in v.items()} for n, v in sys_.items()} for p, sys_ in result.items()}
+    if not args.no_speed:
+        rows = speed(args.data, args.lines)
+        print(speed_table(rows))
+        report["speed"] = rows
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

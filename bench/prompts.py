@@ -1,0 +1,192 @@
+"""Prompt-template benchmark: labelled prompt logs from real assistant templates, mined from a workspace.
+
+Accuracy: every template of ``--templates`` is rendered ``--per-template`` times with real code
+(bench/prompt_logs.py), written half as logmine's native JSONL and half as Continue dev data,
+ingested with ``logmine.ingest`` and mined with the templates stage (near-duplicate merge on,
+the bundled embedding model unless ``--no-embeddings``). The truth of a request is its
+template's skeleton (templates that render the same count as one). Reported: GA and FGA of the
+mined templates and of the merged families, and the template counts against the truth.
+
+Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
+in one process (``LOGMINE_THREADS`` threads for the embeddings); wall time, the time the
+generator alone takes, peak RSS and the number of embeddings computed.
+
+Example:
+    python bench/prompts.py --per-template 60
+    python bench/prompts.py --scale 1000000 --json out/bench/prompts-scale.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("POLARS_MAX_THREADS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import polars as pl  # noqa: E402
+from prompt_logs import Record, load_templates, records, write_logs  # noqa: E402
+
+from logmine.evaluate import score  # noqa: E402
+
+DEFAULT_TEMPLATES = ROOT.parent / "shared" / "benchmarks" / "prompt-templates" / "templates.jsonl"
+
+
+def accuracy(templates: Path, per_template: int, seed: int, embeddings: bool, model: str | None) -> dict[str, Any]:
+    from logmine.stages.ingest import ingest
+    from logmine.stages.templates_workspace import TemplatesConfig, run
+    from logmine.workspace import Workspace
+
+    rows = load_templates(templates)
+    recs: list[Record] = list(records(rows, per_template, seed))
+    with tempfile.TemporaryDirectory() as tmp:
+        where = write_logs(recs, Path(tmp) / "logs", seed)
+        ingested = ingest([Path(tmp) / "logs"], Path(tmp) / "ws")
+        started = time.perf_counter()
+        report = run(Path(tmp) / "ws", TemplatesConfig(embeddings=embeddings, embedding_model=model))
+        seconds = time.perf_counter() - started
+        ws = Workspace.open(Path(tmp) / "ws")
+        requests = ws.scan("llm_requests").select("request_id", "source_file", "source_line").collect()
+        assigned = ws.read("request_templates").join(ws.read("templates").select("template_id", "family_id"), on="template_id")
+        table = requests.join(assigned, on="request_id", how="left")
+        key = {(f, line): (t, fam) for f, line, t, fam in table.select("source_file", "source_line", "template_id", "family_id").iter_rows()}
+    mined = [key.get(w, (None, None)) for w in where]
+    truth = [r.truth for r in recs]
+    tpl = score(truth, [m[0] or "none" for m in mined])
+    fam = score(truth, [m[1] or "none" for m in mined])
+    by_format = Counter(Path(f).parent.name for f, _ in where)
+    return {
+        "records": len(recs), "templates_in_file": len(rows), "truth_templates": len(set(truth)), "formats": dict(by_format),
+        "lines_rejected": ingested.lines_rejected, "unassigned": sum(m[0] is None for m in mined),
+        "mined_templates": report.templates, "families": report.families, "embedding_model": report.embedding_model,
+        "embeddings_computed": report.embeddings_computed, "stage_seconds": round(seconds, 2),
+        "templates_ga": round(tpl.ga, 4), "templates_fga": round(tpl.fga, 4),
+        "families_ga": round(fam.ga, 4), "families_fga": round(fam.fga, 4),
+        "families_vs_truth": round(report.families / len(set(truth)) - 1, 4),
+    }
+
+
+def accuracy_table(r: dict[str, Any]) -> str:
+    return "\n".join([
+        f"Labelled prompt log: {r['records']:,} requests from {r['templates_in_file']} templates ({r['truth_templates']} distinct once "
+        f"rendered), written as {', '.join(f'{k} ({v:,})' for k, v in sorted(r['formats'].items()))}; ingested, then `logmine templates` "
+        f"(embeddings: {r['embedding_model'] or 'off'}; {r['stage_seconds']} s).", "",
+        "| | count | GA | FGA |", "|---|---:|---:|---:|",
+        f"| truth | {r['truth_templates']} | | |",
+        f"| mined templates | {r['mined_templates']} | {r['templates_ga']:.3f} | {r['templates_fga']:.3f} |",
+        f"| after merging (families) | {r['families']} ({r['families_vs_truth']:+.1%} vs truth) | {r['families_ga']:.3f} | {r['families_fga']:.3f} |",
+        "",
+    ])
+
+
+# -- scale -----------------------------------------------------------------------------------
+def scale_worker(templates: Path, n: int, size: float, seed: int, embeddings: bool, model: str | None) -> dict[str, Any]:
+    from logmine.stages.dedup import DedupConfig, SentenceEmbedder, merge_near_duplicates
+    from logmine.stages.templates_prompts import mine_prompts
+
+    rows = load_templates(templates)
+
+    def stream() -> Any:
+        for r in records(rows, 0, seed, size, total=n):
+            yield {"prompt": r.prompt, "prefix": r.prefix, "suffix": r.suffix, "file_path": r.file_path, "language": r.language}
+
+    cpu0 = _cpu()
+    started = time.perf_counter()
+    chars = 0
+    for rec in stream():
+        chars += len(rec["prompt"])
+    generate = time.perf_counter() - started
+    generate_cpu = _cpu() - cpu0
+    cpu0 = _cpu()
+    started = time.perf_counter()
+    result = mine_prompts(stream())
+    mined = time.perf_counter() - started
+    mined_cpu = _cpu() - cpu0
+    counts = Counter(a for a in result.assignments if a is not None)
+    embedder = SentenceEmbedder(model) if embeddings else None
+    cpu0 = _cpu()
+    started = time.perf_counter()
+    dedup = merge_near_duplicates(result.templates, embedder, DedupConfig(), counts)
+    merged = time.perf_counter() - started
+    merged_cpu = _cpu() - cpu0
+    return {
+        "prompts": n, "mean_chars": round(chars / max(n, 1)), "generator_seconds": round(generate, 1),
+        "mine_seconds_incl_generator": round(mined, 1), "merge_seconds": round(merged, 1),
+        "total_seconds_excl_generator": round(mined - generate + merged, 1),
+        "cpu_seconds_excl_generator": round(mined_cpu - generate_cpu + merged_cpu, 1), "generator_cpu_seconds": round(generate_cpu, 1),
+        "templates": len(result.templates), "families": dedup.families, "embeddings_computed": dedup.embeddings_computed,
+        "compactions": result.state.compactions, "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "threads": os.environ.get("LOGMINE_THREADS", "1"),
+    }
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def scale_table(r: dict[str, Any]) -> str:
+    return "\n".join([
+        f"Scale: {r['prompts']:,} prompts of {r['mean_chars']:,} characters on average, one process "
+        f"(embedding threads: {r['threads']}):", "",
+        "| step | seconds |", "|---|---:|",
+        f"| generating the prompts (the bench's own cost, measured alone) | {r['generator_seconds']} |",
+        f"| masking + mining, generator included | {r['mine_seconds_incl_generator']} |",
+        f"| merging ({r['templates']} templates -> {r['families']} families, {r['embeddings_computed']} embeddings) | {r['merge_seconds']} |",
+        f"| **masking + mining + merging, generator excluded** | **{r['total_seconds_excl_generator']}** |",
+        f"| the same in CPU seconds of the process (all threads) | {r['cpu_seconds_excl_generator']} |",
+        "", f"Peak RSS {r['peak_rss_mb']:,} MB; {r['compactions']} compactions of the miner's signature table.", "",
+    ])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--templates", type=Path, default=DEFAULT_TEMPLATES)
+    parser.add_argument("--per-template", type=int, default=60, help="renderings of each template for the accuracy run")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-embeddings", action="store_true", help="merge on edit similarity alone")
+    parser.add_argument("--embedding-model", help="a local sentence-transformers directory")
+    parser.add_argument("--scale", type=int, default=0, help="also run N prompts through masking, mining and merging")
+    parser.add_argument("--size", type=float, default=2.25, help="code size factor for the scale run (2.25: about 2,000 characters)")
+    parser.add_argument("--no-accuracy", action="store_true")
+    parser.add_argument("--json", type=Path, help="also write every figure here")
+    parser.add_argument("--scale-worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    embeddings = not args.no_embeddings
+    if args.scale_worker:
+        print(json.dumps(scale_worker(args.templates, args.scale, args.size, args.seed, embeddings, args.embedding_model)))
+        return
+    if not args.templates.is_file():
+        parser.error(f"{args.templates}: no such file (use --templates)")
+    report: dict[str, Any] = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"}
+    print(f"## templates: prompt logs\n\nMachine: {report['machine']}.\n")
+    if not args.no_accuracy:
+        report["accuracy"] = accuracy(args.templates, args.per_template, args.seed, embeddings, args.embedding_model)
+        print(accuracy_table(report["accuracy"]))
+    if args.scale:
+        cmd = [sys.executable, __file__, "--scale-worker", "--scale", str(args.scale), "--size", str(args.size), "--seed", str(args.seed),
+               "--templates", str(args.templates)] + (["--no-embeddings"] if not embeddings else []) + (
+               ["--embedding-model", args.embedding_model] if args.embedding_model else [])
+        proc = subprocess.run(cmd, check=True, capture_output=True, text=True)
+        report["scale"] = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(scale_table(report["scale"]))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
