@@ -21,26 +21,23 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import json
 import logging
 import os
-import queue
-import re
-import threading
 import time
+import zipfile
+import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from logmine.errors import InputPathError, OptionError
-from logmine.formats import FORMAT_NAMES, Batch, detect_format, get_reader
+from logmine.formats import FORMAT_NAMES, detect_format, get_reader
 from logmine.records import (
     EVENTS_SCHEMA,
     LLM_REQUESTS_SCHEMA,
@@ -51,15 +48,20 @@ from logmine.records import (
     Reject,
     conform,
 )
-from logmine.workspace import PARQUET_OPTIONS, Transaction, Workspace
+from logmine.stages._ingest_writer import (  # pseudonym, pseudonymise, scrub_users: public, used by other stages
+    FileReport,
+    PartitionWriter,
+    prefetch,
+    pseudonym,
+    pseudonymise,
+    scrub_users,
+)
+from logmine.workspace import Transaction, Workspace
 
 log = logging.getLogger(__name__)
 
 ProgressFn = Callable[[str, int, int], None]
 """``progress(description, done, total)`` in input bytes; the default does nothing."""
-
-T = TypeVar("T")
-
 
 def _no_progress(description: str, done: int, total: int) -> None:
     return None
@@ -75,20 +77,6 @@ class IngestConfig:
     """Re-ingest files even when their size and hash are unchanged."""
     wait: bool = False
     """Wait for another run's lock on the workspace instead of failing."""
-
-
-@dataclass
-class FileReport:
-    """What happened to one input file."""
-
-    path: str
-    source_format: str | None
-    status: str  # ingested | skipped | rejected
-    lines_read: int = 0
-    lines_accepted: int = 0
-    lines_rejected: int = 0
-    events: int = 0
-    requests: int = 0
 
 
 @dataclass
@@ -198,45 +186,6 @@ def source_key(path: str) -> str:
     return hashlib.blake2b(path.encode(), digest_size=8).hexdigest()
 
 
-def pseudonym(user: str, key: bytes) -> str:
-    """The keyed hash that stands for ``user`` in every table."""
-    return "u_" + hashlib.blake2b(user.encode(), key=key[:64], digest_size=8).hexdigest()
-
-
-def pseudonymise(values: pl.Series, key: bytes, cache: dict[str, str] | None = None) -> pl.Series:
-    """Replace user ids by a keyed hash: the same user maps to the same id, the key never leaves.
-
-    ``cache`` (raw id -> hashed id) saves re-hashing users seen in earlier batches.
-    """
-    cache = {} if cache is None else cache
-    for value in values.unique().to_list():
-        if value is not None and value not in cache:
-            cache[value] = pseudonym(value, key)
-    if values.null_count() == len(values):
-        return values
-    return values.replace_strict(cache, default=None, return_dtype=pl.String())
-
-
-_USER_FIELD = re.compile(r'"(?:user_id|userId|user|username|user_name|login|enduser\.id|user\.id)"\s*:\s*"((?:[^"\\]|\\.)*)("|$)')
-
-
-def scrub_users(raw: str, key: bytes) -> str:
-    """A rejected line's text with the values of user-id fields replaced by their pseudonyms.
-
-    Rejected lines are kept verbatim for diagnosis, but a user id must not reach any table.
-    """
-    def replace(match: re.Match[str]) -> str:
-        value = match.group(1)
-        try:
-            user = json.loads(f'"{value}"')
-        except ValueError:
-            user = value
-        start, end = match.span(1)
-        return match.group(0)[: start - match.start()] + pseudonym(user, key) + match.group(0)[end - match.start():]
-
-    return _USER_FIELD.sub(replace, raw) if "user" in raw or "login" in raw else raw
-
-
 def ingest(
     paths: Sequence[Path | str] | Path | str,
     out: Path | str,
@@ -339,7 +288,7 @@ def _ingest_file(
                 meter.end(before.st_size)
                 return FileReport(name, known["source_format"], "skipped"), None
         fmt = config.input_format or detect_format(path)
-    except (OSError, EOFError, ValueError) as exc:
+    except _FILE_ERRORS as exc:
         meter.end(_size(path))
         return _reject_file(txn, name, None, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
     if fmt is None:
@@ -348,14 +297,14 @@ def _ingest_file(
         return _reject_file(txn, name, None, f"{REJECT_UNRECOGNISED_FILE}: {reason}")
     with ThreadPoolExecutor(1, thread_name_prefix="logmine-sha256") as pool:
         hashed: Future[str] | None = None if sha else pool.submit(file_sha256, path)
-        writer = _PartitionWriter(txn, source_key(name), name, fmt, key)
+        writer = PartitionWriter(txn, source_key(name), name, fmt, key)
         try:
-            for batch in _prefetch(get_reader(fmt).read(path)):
+            for batch in prefetch(get_reader(fmt).read(path)):
                 writer.add(batch)
                 meter.add(batch.bytes_read)
             sha = sha or hashed.result()  # type: ignore[union-attr]
             after = path.stat()
-        except (OSError, EOFError, ValueError) as exc:  # a truncated .gz, an unreadable zip: the file, not a line
+        except _FILE_ERRORS as exc:  # a truncated .gz, a corrupt zip or .zst: the file, not a line
             writer.abort()
             meter.end(before.st_size)
             return _reject_file(txn, name, fmt, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
@@ -369,6 +318,21 @@ def _ingest_file(
         "lines_accepted": report.lines_accepted, "lines_rejected": report.lines_rejected, "ingested_at": datetime.now(UTC),
     }
     return report, row
+
+
+def _file_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = [OSError, EOFError, ValueError, zlib.error, zipfile.BadZipFile]
+    try:
+        import zstandard
+
+        errors.append(zstandard.ZstdError)
+    except ImportError:  # pragma: no cover - zstandard is a dependency
+        pass
+    return tuple(errors)
+
+
+_FILE_ERRORS = _file_errors()
+"""What reading a file raises when the file itself is bad (not one of its lines)."""
 
 
 def _describe(exc: BaseException) -> str:
@@ -386,149 +350,6 @@ def _reject_file(txn: Transaction, name: str, fmt: str | None, reason: str) -> t
     rejects = pl.DataFrame([Reject(0, reason, "").row(name, fmt or "unknown")], schema=REJECTS_SCHEMA)
     txn.put_partition("rejects", key, rejects)
     return FileReport(name, fmt, "rejected"), None
-
-
-def _prefetch(items: Iterator[T], depth: int = 2) -> Iterator[T]:
-    """Iterate ``items`` in a background thread, ``depth`` ahead, so reading overlaps writing.
-
-    Parsing (Polars) and writing (Arrow) both release the GIL, so on two cores they run together.
-    An exception in the reader is raised here; leaving early stops and closes the reader.
-    """
-    done = object()
-    q: queue.Queue[tuple[object, BaseException | None]] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(item: tuple[object, BaseException | None]) -> bool:
-        while not stop.is_set():
-            try:
-                q.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not put((item, None)):
-                    return
-            put((done, None))
-        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
-            put((done, exc))
-        finally:
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()
-
-    thread = threading.Thread(target=produce, name="logmine-ingest-read", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item, exc = q.get()
-            if item is done:
-                if exc is not None:
-                    raise exc
-                return
-            yield item  # type: ignore[misc]
-    finally:
-        stop.set()
-        thread.join()
-
-
-class _PartitionWriter:
-    """Streams one source file's batches into its Parquet partitions, checking the accounting."""
-
-    def __init__(self, txn: Transaction, key: str, name: str, fmt: str, user_key: bytes) -> None:
-        self.txn, self.key, self.name, self.fmt, self.user_key = txn, key, name, fmt, user_key
-        self.writers: dict[str, tuple[pq.ParquetWriter, Path]] = {}
-        self.report = FileReport(name, fmt, "ingested")
-        self.users: dict[str, str] = {}
-
-    def add(self, batch: Batch) -> None:
-        self.report.lines_read += batch.lines_read
-        self.report.lines_accepted += batch.lines_accepted
-        self.report.lines_rejected += len(batch.rejects)
-        events = self._frame(batch.events, EVENTS_SCHEMA, "event_id")
-        requests = self._frame(batch.requests, LLM_REQUESTS_SCHEMA, "request_id")
-        self.report.events += events.height
-        self.report.requests += requests.height
-        self._write("events", events)
-        self._write("llm_requests", requests)
-        if batch.rejects:
-            rows = [r.row(self.name, self.fmt) for r in batch.rejects]
-            for row in rows:
-                row["raw"] = scrub_users(str(row["raw"]), self.user_key)
-            self._write("rejects", pl.DataFrame(rows, schema=REJECTS_SCHEMA))
-
-    def _frame(self, rows: list[dict[str, Any]] | pl.DataFrame, schema: dict[str, pl.DataType], id_col: str) -> pl.DataFrame:
-        if isinstance(rows, pl.DataFrame):
-            df = conform(rows, schema)
-        elif rows:
-            df = pl.DataFrame(rows, schema=schema, strict=False)
-        else:
-            return pl.DataFrame(schema=schema)
-        columns = [pl.lit(self.fmt).alias("source_format"), pl.lit(self.name).alias("source_file")]
-        if df[id_col].null_count():
-            columns.append(pl.coalesce(pl.col(id_col), self._positional_ids(df)).alias(id_col))
-        if "weight" in df.columns:
-            columns.append(pl.col("weight").fill_null(1))
-        df = df.with_columns(columns)
-        if df["user_id"].null_count() < df.height:
-            df = df.with_columns(pseudonymise(df["user_id"], self.user_key, self.users).alias("user_id"))
-        if len(self.users) > 1_000_000:  # bound the cache on pathological inputs
-            self.users.clear()
-        return df.select(list(schema))
-
-    def _positional_ids(self, df: pl.DataFrame) -> pl.Expr:
-        """``<path key>:<line>:<n>``, n counting the rows a line produced (0 when one row per line)."""
-        line = df["source_line"]
-        unique = line.is_sorted() and not (line.diff() == 0).any()
-        index = pl.lit("0") if unique else pl.int_range(pl.len()).over("source_line").cast(pl.String)
-        return pl.concat_str(pl.lit(self.key + ":"), pl.col("source_line").cast(pl.String), pl.lit(":"), index)
-
-    def _write(self, table: str, df: pl.DataFrame) -> None:
-        if df.height == 0:
-            return
-        arrow = df.to_arrow()
-        if table not in self.writers:
-            path = self.txn.new_file(table, self.key)
-            self.writers[table] = (pq.ParquetWriter(path, arrow.schema, **_writer_options(arrow.schema.names)), path)
-        writer, _ = self.writers[table]
-        writer.write_table(arrow.cast(writer.schema) if arrow.schema != writer.schema else arrow)
-
-    def abort(self) -> None:
-        for writer, path in self.writers.values():
-            writer.close()
-            path.unlink(missing_ok=True)
-        self.writers.clear()
-
-    def finish(self) -> FileReport:
-        r = self.report
-        if r.lines_read != r.lines_accepted + r.lines_rejected:
-            raise AssertionError(f"{self.name}: reader {self.fmt} broke the line accounting: {r}")
-        for table in ("events", "llm_requests", "rejects"):
-            if table in self.writers:
-                writer, path = self.writers[table]
-                writer.close()
-                self.txn.put_file(table, self.key, path)
-            else:
-                self.txn.drop_partition(table, self.key)
-        return r
-
-
-_DICTIONARY_COLUMNS = frozenset({"session_id", "user_id", "ide", "action", "file_path", "language", "kind", "model",
-                                 "source_format", "source_file", "reason"})
-"""Columns with few distinct values; dictionary-encoding the others (prompts, ids) only costs time."""
-_NO_STATISTICS = frozenset({"prompt", "prefix", "suffix", "completion", "attrs", "token_times_ms", "token_texts", "raw"})
-"""Long text and list columns: min/max statistics on them are useless for pruning."""
-
-
-def _writer_options(columns: Sequence[str]) -> dict[str, Any]:
-    return {
-        "compression": PARQUET_OPTIONS["compression"], "compression_level": PARQUET_OPTIONS["compression_level"],
-        "use_dictionary": [c for c in columns if c in _DICTIONARY_COLUMNS],
-        "write_statistics": [c for c in columns if c not in _NO_STATISTICS],
-    }
 
 
 def _rejects_by_reason(ws: Workspace, names: Iterable[str]) -> dict[str, int]:

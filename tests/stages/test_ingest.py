@@ -98,6 +98,28 @@ def test_unreadable_and_unrecognised_files_are_one_reject_each_and_the_run_goes_
     assert report.summary()["files_rejected"] == 4 and report.lines_accepted == 2
 
 
+def test_corrupt_compressed_files_are_rejected_not_fatal(tmp_path: Path) -> None:
+    import zstandard
+
+    logs = tmp_path / "logs"
+    good = b"".join(event(i) + b"\n" for i in range(200))
+    packed = bytearray(gzip.compress(good))
+    packed[len(packed) // 2: len(packed) // 2 + 8] = b"\xff" * 8  # damage the deflate stream, not its end
+    (logs / "damaged.jsonl.gz").parent.mkdir(parents=True)
+    (logs / "damaged.jsonl.gz").write_bytes(bytes(packed))
+    zst = bytearray(zstandard.ZstdCompressor().compress(good))
+    zst[len(zst) // 2: len(zst) // 2 + 8] = b"\x00" * 8
+    (logs / "damaged.jsonl.zst").write_bytes(bytes(zst))
+    write_lines(logs / "ok.jsonl", [event(1)])
+    report = logmine.ingest(logs, tmp_path / "ws", IngestConfig(input_format="native"))
+    assert {Path(f.path).name: f.status for f in report.files} == {
+        "damaged.jsonl.gz": "rejected", "damaged.jsonl.zst": "rejected", "ok.jsonl": "ingested"}
+    rejects = table_contents(tmp_path / "ws", "rejects")
+    assert rejects["source_line"].to_list() == [0, 0]
+    assert all(r.startswith("unreadable_file: ") for r in rejects["reason"])
+    assert table_contents(tmp_path / "ws", "events").height == 1
+
+
 def test_unchanged_files_are_skipped_and_two_runs_leave_identical_tables(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     write_lines(logs / "a.jsonl", [event(i) for i in range(50)] + [b"{bad"])
