@@ -65,6 +65,7 @@ class SlotStore:
         self.max_entries = max_entries
         self.texts: dict[str, str] = {}
         self.seen: dict[str, int] = {}
+        self.skeletons: dict[tuple[str | None, str], str] = {}
 
     def token(self, name: str, text: str) -> str:
         digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
@@ -77,6 +78,22 @@ class SlotStore:
             self.texts[sid] = text
             self.seen[sid] = 1
         return "{%s:%s}" % (name, sid)
+
+    def skeleton(self, text: str, language: str | None) -> str:
+        """``text`` with its code regions as slot tokens. Prompts that are equal once the
+        record's values are out (every FIM prompt of a template) are worked out once."""
+        key = (language, text)
+        done = self.skeletons.get(key)
+        if done is None:
+            done = _code_regions(text, self, language)
+            if len(self.skeletons) >= _CACHE_SIZE:
+                self.skeletons.clear()
+            self.skeletons[key] = done
+        elif "{" in done:
+            for m in SLOT.finditer(done):  # seen again: keep its text through pruning
+                if m.group(2) in self.seen:
+                    self.seen[m.group(2)] += 1
+        return done
 
     def _prune(self) -> None:
         keep = {k for k, n in self.seen.items() if n > 1}
@@ -129,21 +146,11 @@ def skeleton(prompt: str, values: Mapping[str, str] | None = None, slots: SlotSt
         from logmine.code import resolve_language
 
         language = resolve_language(values.get("language"), values.get("file_path"))
-        key = (language, text)
-        done = _SKELETONS.get(key)
-        if done is None:
-            done = _code_regions(text, slots, language)
-            if len(_SKELETONS) >= _CACHE_SIZE:
-                _SKELETONS.clear()
-            _SKELETONS[key] = done
-        text = done
+        text = slots.skeleton(text, language)
     return text
 
 
 _CACHE_SIZE = 50_000
-_SKELETONS: dict[tuple[str | None, str], str] = {}
-"""Prompts that are equal once the record's values are out (every FIM prompt of a template)
-get their code regions found once. The slot tokens are content hashes: the result is the same."""
 _KINDS: dict[tuple[str, bool, str | None], str] = {}
 """The kind of each piece seen (static lines recur in every prompt of their template)."""
 
