@@ -113,8 +113,9 @@ def read(path: Path, chunk_bytes: int = CHUNK_BYTES, workers: int = WORKERS) -> 
         pending: deque[Future[Batch]] = deque()
         try:
             for piece in _pieces(fh, min(chunk_bytes, MAX_LINE_BYTES)):
-                pending.append(pool.submit(_read_piece, piece, number))
-                number += 1 if isinstance(piece, _LongLine) else piece.count(b"\n") + (not piece.endswith(b"\n"))
+                lines = None if isinstance(piece, _LongLine) else _Lines(piece)
+                pending.append(pool.submit(_read_piece, piece, number, lines))
+                number += 1 if lines is None else lines.count
                 while len(pending) > workers:
                     yield pending.popleft().result()
             while pending:
@@ -124,13 +125,13 @@ def read(path: Path, chunk_bytes: int = CHUNK_BYTES, workers: int = WORKERS) -> 
                 future.cancel()
 
 
-def _read_piece(piece: bytes | _LongLine, number: int) -> Batch:
+def _read_piece(piece: bytes | _LongLine, number: int, lines: _Lines | None) -> Batch:
     batch = Batch()
     if isinstance(piece, _LongLine):
         _add_long_line(batch, number, piece)
         batch.bytes_read = piece.length + 1
     else:
-        _Chunk(piece, number).read_into(batch)
+        _Chunk(lines or _Lines(piece), number).read_into(batch)
         batch.bytes_read = len(piece)
     return batch
 
@@ -208,7 +209,7 @@ def _long_line(line: bytes) -> _LongLine:
 class _Chunk:
     """A chunk of whole lines starting at line ``first``; fills a Batch in line order."""
 
-    data: bytes
+    lines: _Lines
     first: int
     events: list[pl.DataFrame] = field(default_factory=list)
     requests: list[pl.DataFrame] = field(default_factory=list)
@@ -216,8 +217,8 @@ class _Chunk:
     accepted: int = 0
 
     def read_into(self, batch: Batch) -> None:
-        if self.data:
-            lines = _Lines(self.data)
+        lines = self.lines
+        if lines.count:
             numbers = np.arange(self.first, self.first + lines.count, dtype=np.int64)
             if not self._fast(lines, numbers):
                 self._sift(lines, numbers)
