@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import secrets
+import shutil
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -295,8 +296,11 @@ class Workspace:
         for path in data.rglob("*"):
             if path.is_file() and str(path.relative_to(self.root)) not in live:
                 path.unlink(missing_ok=True)
-        for tmp in self.root.glob(".*.tmp"):
-            tmp.unlink(missing_ok=True)
+        for tmp in self.root.glob(".*.tmp"):  # leftovers of killed runs: files, or a half-written pack directory
+            if tmp.is_dir() and not tmp.is_symlink():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
 
 
 def _duckdb_state(path: Path) -> tuple[int, str] | None:

@@ -111,3 +111,18 @@ def test_cli_verify_ok_and_tampered(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["pack", "verify", str(tmp_path / "pack")])
     assert exc.value.code == 1
+
+
+def test_workspace_commit_clears_a_killed_pack_write(tmp_path: Path) -> None:
+    import polars as pl
+
+    from logmine.workspace import Workspace
+
+    ws = Workspace.create(tmp_path / "ws")
+    (ws.root / ".pack.dead.tmp").mkdir()  # what write_pack leaves when killed mid-write
+    (ws.root / ".pack.dead.tmp" / "pack.json").write_text("{")
+    with ws.lock():
+        txn = ws.transaction()
+        txn.replace_table("t", pl.DataFrame({"a": [1]}))
+        txn.commit()
+    assert not (ws.root / ".pack.dead.tmp").exists()
