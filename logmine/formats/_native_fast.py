@@ -412,10 +412,10 @@ def _ts_value(df: pl.DataFrame) -> pl.Expr:
         epoch = pl.from_epoch(ts.cast(pl.Int64, strict=False), time_unit="ms").dt.replace_time_zone("UTC").cast(UTC_TS)
         value = pl.when(kinds["ms"]).then(epoch).otherwise(value)
     if (kinds["iso"] & ~kinds["zoned"]).any():
-        naive = ts.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", time_unit="us", strict=False).dt.replace_time_zone("UTC")
+        naive = ts.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", time_unit="us", strict=False, cache=False).dt.replace_time_zone("UTC")
         value = pl.when(kinds["iso"] & ~kinds["zoned"]).then(naive).otherwise(value)
     if (kinds["iso"] & kinds["zoned"]).any():
-        zoned = ts.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", time_unit="us", time_zone="UTC", strict=False)
+        zoned = ts.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", time_unit="us", time_zone="UTC", strict=False, cache=False)
         value = pl.when(kinds["iso"] & kinds["zoned"]).then(zoned).otherwise(value)
     return value.alias("ts_value")
 

@@ -204,6 +204,8 @@ class PartitionWriter:
         return r
 
 
+STREAM_ZSTD_LEVEL = 1
+"""zstd level of the ingested tables: on the bench data, writing at 1 took 5 % less CPU than at 3 for 2 % more bytes."""
 _DICTIONARY_COLUMNS = frozenset({"session_id", "user_id", "ide", "action", "file_path", "language", "kind", "model",
                                  "source_format", "source_file", "reason"})
 """Columns with few distinct values; dictionary-encoding the others (prompts, ids) only costs time."""
@@ -213,7 +215,7 @@ _NO_STATISTICS = frozenset({"prompt", "prefix", "suffix", "completion", "attrs",
 
 def _writer_options(columns: Sequence[str]) -> dict[str, Any]:
     return {
-        "compression": PARQUET_OPTIONS["compression"], "compression_level": PARQUET_OPTIONS["compression_level"],
+        "compression": PARQUET_OPTIONS["compression"], "compression_level": STREAM_ZSTD_LEVEL,
         "use_dictionary": [c for c in columns if c in _DICTIONARY_COLUMNS],
         "write_statistics": [c for c in columns if c not in _NO_STATISTICS],
     }
