@@ -79,7 +79,7 @@ def _have_dot() -> bool:
     if shutil.which("dot"):
         return True
     try:
-        subprocess.run(["apt-get", "install", "-y", "graphviz"], check=True, capture_output=True, timeout=300)
+        subprocess.run(["apt-get", "install", "-y", "graphviz"], check=True, capture_output=True, timeout=120)
     except (OSError, subprocess.SubprocessError):
         return False
     return shutil.which("dot") is not None
