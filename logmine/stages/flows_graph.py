@@ -393,7 +393,3 @@ def _hist_q(bins: list[int], counts: list[int], total: int, q: float) -> float:
             lo, hi = bin_bounds_s(b)
             return math.sqrt(lo * hi) if lo > 0 else 0.0
     return bin_bounds_s(bins[-1])[1]
-
-
-def _strings(df: pl.DataFrame, *cols: str) -> pl.DataFrame:
-    return df.with_columns(pl.col(c).cast(pl.String) for c in cols)
