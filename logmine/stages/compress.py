@@ -1,14 +1,18 @@
 """Compress templates: lossless rewrites first, then lossy ones behind a fidelity gate.
 
 Pure core: templates (Jinja2 text with ``{{ name }}`` slots) in, compressed templates out.
-Slots are never altered, reordered relative to each other, or dropped.
+Slots are never altered, reordered relative to each other, or dropped. Only *free lines* are
+edited: whole lines of static text that are not structure (fences, tags, role labels such as
+``user:``, sentinel tokens, punctuation) and do not share a line with a slot. Templates with
+fill-in-the-middle sentinels are never changed at all (their bytes are the model's protocol).
 
 Lossless steps (fidelity stays ~1):
   1. whitespace and formatting normalised in static text;
   2. instructions repeated within a template (equal, or near-equal by embedding) kept once;
   3. prefix-cache-aware layout: trailing instructions of a chat/edit template (static text
-     after the last slot) move before the first slot, so requests share a longer prefix.
-     Fill-in-the-middle templates (sentinel tokens) are never reordered.
+     after the last slot) move before the first slot, so requests share a longer prefix. They
+     never cross a role label (they go right after the label of their own turn) nor a slot
+     whose values hold turn boundaries (``barriers``, found by the caller on real instances).
 Lossy steps, each kept only while the template's fidelity stays >= ``min_fidelity``:
   4. markdown emphasis and filler wording removed per sentence;
   5. whole sentences dropped, the most redundant first.
@@ -18,19 +22,27 @@ Shared prefixes across templates are factored by :func:`shared_prefixes`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from logmine.stages.fidelity import (
+    FIM_MARKERS,
+    ROLE_LABEL,
+    STRUCTURAL_LINE,
     CachedEmbedder,
     Embedder,
+    Line,
     Segment,
     TokenCounter,
     coverage,
+    has_turns,
+    instruction_text,
+    is_prose,
     join,
     segments,
+    sentence_spans,
     sentences,
-    static_text,
+    template_lines,
 )
 
 
@@ -61,18 +73,20 @@ class CompressedTemplate:
     fidelity: float
     lossy: bool
     steps: list[str] = field(default_factory=list)
+    lossless_source: str = ""
+    """The template after the lossless steps alone."""
 
 
-FIM_MARKERS = re.compile(r"<\|?fim|<PRE>|<SUF>|<MID>|\[SUFFIX\]|\[PREFIX\]|<\|fim_|<fim_|FILL_HERE|<｜fim", re.I)
 FILLER = [
     (re.compile(r"\b(?:please|kindly|just|really|very|simply|basically|actually|certainly|carefully)\s+", re.I), ""),
     (re.compile(r"\b(?:make sure (?:to|that you)|be sure to|remember to|it is important (?:to|that you))\s+", re.I), ""),
     (re.compile(r"\b(?:note that|keep in mind that|bear in mind that)\s+", re.I), ""),
     (re.compile(r"\bin order to\b", re.I), "to"),
     (re.compile(r"\b(?:you should|you must|you need to)\s+", re.I), ""),
-    (re.compile(r"\b(?:the following|as follows)\b", re.I), "below"),
 ]
-EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+EMPHASIS = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+"""Markdown bold (``**x**``; ``__x__`` is left alone: it is also how Python spells dunder names)."""
+Edit = Callable[[str], "str | None"]
 
 
 def normalise_whitespace(text: str, last: bool = True) -> str:
@@ -92,55 +106,75 @@ def is_fim(source: str) -> bool:
 
 
 class Compressor:
-    """Compresses templates with one embedder and token counter (both cached)."""
+    """Compresses templates with one embedder and token counter (the embedder is cached)."""
 
     def __init__(self, embedder: Embedder, count_tokens: TokenCounter, config: CompressConfig | None = None) -> None:
-        self.embed = CachedEmbedder(embedder)
+        self.embed = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder)
         self.count = count_tokens
         self.config = config or CompressConfig()
 
     def fidelity(self, original: str, compressed: str) -> float:
-        return coverage(sentences(static_text(original)), sentences(static_text(compressed)), self.embed, self.count,
-                        self.config.coverage_floor)
+        return coverage(sentences(instruction_text(original)), sentences(instruction_text(compressed)), self.embed,
+                        self.count, self.config.coverage_floor)
 
-    def compress(self, source: str) -> CompressedTemplate:
+    def warm(self, sources: Sequence[str]) -> None:
+        """Embed every sentence the compression of ``sources`` will look at, in one batch."""
+        texts: list[str] = []
+        for src in sources:
+            for sent in sentences(instruction_text(src)):
+                texts += [sent, _prune(sent)]
+        self.embed([t for t in dict.fromkeys(texts) if t])
+
+    def compress(self, source: str, barriers: Collection[str] = ()) -> CompressedTemplate:
+        """Compress one template; ``barriers`` names slots whose values hold chat turn boundaries."""
+        if is_fim(source):  # sentinel templates: every byte is protocol
+            return CompressedTemplate(source, source, 1.0, False, [], source)
         steps: list[str] = []
         current = source
-        for name, step in (("whitespace", self._whitespace), ("dedupe", self._dedupe), ("layout", self._layout)):
+        for name, step in (("whitespace", self._whitespace), ("dedupe", self._dedupe),
+                           ("layout", lambda s: self._layout(s, set(barriers)))):
             new = step(current)
             if new != current:
                 steps.append(name)
                 current = new
         lossless = current
-        if self.config.lossy and not is_fim(source):
+        if self.config.lossy:
             current = self._lossy(source, current, steps)
         fid = self.fidelity(source, current)
-        return CompressedTemplate(current, source, round(fid, 6), current != lossless, steps)
+        return CompressedTemplate(current, source, round(fid, 6), current != lossless, steps, lossless)
 
     # -- lossless ---------------------------------------------------------------------------
     def _whitespace(self, source: str) -> str:
-        if is_fim(source):  # sentinel templates: whitespace may be significant to the model
-            return source
+        """Prose lines: trailing and repeated spaces; text beside slots: repeated spaces; runs of blank
+        lines between non-code lines: one. Code and structure keep every byte."""
         parts = segments(source)
-        return join([s if s.slot else Segment(normalise_whitespace(s.text, i == len(parts) - 1)) for i, s in enumerate(parts)])
+        lines = template_lines(parts)
+        edits: dict[tuple[int, int], str | None] = {}
+        for k, line in enumerate(lines):
+            if line.kind == "prose":
+                edits[(line.seg, line.index)] = re.sub(r"(?<=\S)[ \t]{2,}", " ", line.text.rstrip())
+            elif line.kind == "partial" and not _CODE_LIKE.search(line.text):
+                edits[(line.seg, line.index)] = re.sub(r"[ \t]{2,}", " ", line.text)
+            elif line.kind == "blank" and not _near_code(lines, k):
+                after_blank = k > 0 and lines[k - 1].kind == "blank" and lines[k - 1].seg == line.seg
+                edits[(line.seg, line.index)] = None if after_blank else ""
+        return _apply(parts, edits)
 
     def _dedupe(self, source: str) -> str:
-        """Drop a sentence equal or near-equal to an earlier sentence of the same template."""
-        parts = segments(source)
+        """Drop a sentence of a free line equal or near-equal to an earlier one of the same template."""
         seen: list[str] = []
-        out: list[Segment] = []
-        for seg in parts:
-            if seg.slot:
-                out.append(seg)
-                continue
-            text = seg.text
-            for sent in sentences(seg.text):
-                if seen and self._near(sent, seen):
-                    text = _remove_sentence(text, sent)
+
+        def edit(line: str) -> str | None:
+            drop = []
+            for a, b in sentence_spans(line):
+                sent = line[a:b]
+                if _is_instruction(sent) and seen and self._near(sent, seen):
+                    drop.append((a, b))
                 else:
                     seen.append(sent)
-            out.append(Segment(text))
-        return join(out)
+            return _without_spans(line, drop) if drop else line
+
+        return _edit_free_lines(source, edit)
 
     def _near(self, sentence: str, seen: list[str]) -> bool:
         norm = _norm(sentence)
@@ -149,56 +183,168 @@ class Compressor:
         vecs = self.embed([sentence, *seen])
         return float((vecs[1:] @ vecs[0]).max()) >= self.config.near_duplicate
 
-    def _layout(self, source: str) -> str:
-        """Move a purely static, instruction-only tail before the first slot (chat/edit only)."""
-        if not self.config.reorder or is_fim(source):
+    def _layout(self, source: str, barriers: set[str]) -> str:
+        """Move a purely static, instruction-only tail before the first slot of its turn."""
+        if not self.config.reorder:
             return source
         parts = segments(source)
         slots = [i for i, s in enumerate(parts) if s.slot]
         if not slots or slots[-1] == len(parts) - 1:
             return source
-        tail = parts[-1].text
-        keep, movable = _split_structural(tail)
-        if not sentences(movable) or "{%" in tail:
+        keep, movable = _split_structural(parts[-1].text)
+        if not sentences(movable) or has_turns(parts[-1].text) or "{%" in parts[-1].text:
             return source
-        head = parts[: slots[0]]
-        middle = parts[slots[0] : -1]
-        moved = movable.strip() + "\n\n"
-        new_head = Segment(moved + join(head)) if head else Segment(moved)
-        return join([new_head, *middle, Segment(keep)]).rstrip() + ("\n" if source.endswith("\n") else "")
+        if not all(is_prose(line) for line in movable.split("\n") if line.strip()):
+            return source  # only instructions move: never code, fences or markup
+        at = _insertion_point(parts, slots, barriers)
+        if at is None:
+            return source
+        seg, offset = at
+        block = movable.strip() + "\n\n"
+        if seg == -1:
+            out = [Segment(block), *parts[:-1], Segment(keep)]
+        else:
+            text = parts[seg].text
+            out = [*parts[:seg], Segment(text[:offset] + block + text[offset:]), *parts[seg + 1 : -1], Segment(keep)]
+        return join(out).rstrip() + ("\n" if source.endswith("\n") else "")
 
     # -- lossy ------------------------------------------------------------------------------
     def _lossy(self, original: str, current: str, steps: list[str]) -> str:
         gate = self.config.min_fidelity
-        for sent in free_sentences(current):
-            shorter = _prune(sent)
-            if shorter != sent and shorter:
-                candidate = _replace_sentence(current, sent, shorter)
-                if self.fidelity(original, candidate) >= gate:
+        for line_no, (_, _, line) in enumerate(_free_lines(segments(current))):
+            for index, (a, b) in enumerate(sentence_spans(line)):
+                if not _prune(line[a:b]):  # pruning never deletes a sentence (dropping does, below)
+                    continue
+                candidate = _edit_free_lines(current, _on_sentence(line_no, index, _prune))
+                if candidate != current and self.fidelity(original, candidate) >= gate:
                     current = candidate
                     _note(steps, "prune")
         for sent in self._drop_order(current):
-            candidate = _remove_sentence_everywhere(current, sent)
+            where = _locate(current, sent)
+            if where is None:
+                continue
+            candidate = _edit_free_lines(current, _on_sentence(*where, lambda s: ""))
             if candidate != current and self.fidelity(original, candidate) >= gate:
                 current = candidate
                 _note(steps, "drop")
         return current
 
     def _drop_order(self, source: str) -> list[str]:
-        """Sentences of ``source`` ordered most-redundant first (highest similarity to another)."""
-        sents = list(dict.fromkeys(free_sentences(source)))
+        """Instruction sentences of free lines, most redundant first (highest similarity to another)."""
+        sents = list(dict.fromkeys(s for s in free_sentences(source) if _is_instruction(s)))
         if len(sents) < 2:
             return []
         vecs = self.embed(sents)
         sims = vecs @ vecs.T
         for i in range(len(sents)):
             sims[i, i] = -1.0
-        order = sorted(range(len(sents)), key=lambda i: -float(sims[i].max()))
+        order = sorted(range(len(sents)), key=lambda i: (-float(sims[i].max()), i))
         return [sents[i] for i in order]
 
 
-STRUCTURAL_LINE = re.compile(r"^\s*(?:```[\w+-]*|~~~[\w+-]*|</?[\w|:-]+>|<\|[^|]+\|>\w*|\[/?[A-Z_]+\]|[^\w\s]*|\w+:)\s*$")
-"""Lines that are structure, not instructions: fences, tags, sentinels, role labels, punctuation."""
+# -- free lines: the only static text compression edits -------------------------------------------
+_CODE_LIKE = re.compile(r"[{};=<>`|\\]|\w\(|::|->")
+
+
+def _free_lines(parts: list[Segment]) -> list[tuple[int, int, str]]:
+    """``(segment, line, text)`` of every prose line (:func:`~logmine.stages.fidelity.template_lines`)."""
+    return [(line.seg, line.index, line.text) for line in template_lines(parts) if line.kind == "prose"]
+
+
+def _near_code(lines: list[Line], k: int) -> bool:
+    """Whether the blank line ``k`` touches code (the nearest non-blank line before or after it)."""
+    for step in (-1, 1):
+        j = k + step
+        while 0 <= j < len(lines) and lines[j].kind == "blank":
+            j += step
+        if 0 <= j < len(lines) and lines[j].kind == "code":
+            return True
+    return False
+
+
+def _apply(parts: list[Segment], edits: dict[tuple[int, int], str | None]) -> str:
+    """Rebuild the template with line edits (a new text, or None to delete the line and its newline)."""
+    out = []
+    for n, seg in enumerate(parts):
+        if seg.slot:
+            out.append(seg)
+            continue
+        lines = seg.text.split("\n")
+        kept = [edits[(n, i)] if (n, i) in edits else line for i, line in enumerate(lines)]
+        out.append(Segment("\n".join(x for x in kept if x is not None)))
+    return join([p for p in out if p.slot or p.text])
+
+
+def _edit_free_lines(source: str, edit: Edit) -> str:
+    """Apply ``edit`` to each free line in order: a new text, or None to delete the line.
+
+    A line left with no word (only a bullet or punctuation) is deleted; deleting a line between
+    two blank lines deletes one of them too.
+    """
+    parts = segments(source)
+    edits: dict[tuple[int, int], str | None] = {}
+    for seg, line, text in _free_lines(parts):
+        new = edit(text)
+        if new is not None and not re.search(r"[A-Za-z0-9]", new):
+            new = None
+        if new != text:
+            edits[(seg, line)] = new
+            if new is None:
+                lines = parts[seg].text.split("\n")
+                if 0 < line < len(lines) - 1 and not lines[line - 1].strip() and not lines[line + 1].strip():
+                    edits[(seg, line + 1)] = None
+                elif line == len(lines) - 1 and line > 0 and not lines[line - 1].strip():
+                    edits[(seg, line - 1)] = None
+    return _apply(parts, edits) if edits else source
+
+
+def _on_sentence(line_no: int, index: int, fn: Callable[[str], str]) -> Edit:
+    """An edit of the ``index``-th sentence of the ``line_no``-th free line."""
+    counter = iter(range(1 << 30))
+
+    def edit(line: str) -> str | None:
+        if next(counter) != line_no:
+            return line
+        spans = sentence_spans(line)
+        if index >= len(spans):
+            return line
+        a, b = spans[index]
+        new = fn(line[a:b])
+        return _without_spans(line, [(a, b)]) if not new else line[:a] + new + line[b:]
+
+    return edit
+
+
+def _locate(source: str, sentence: str) -> tuple[int, int] | None:
+    """``(free line number, sentence index)`` of the last occurrence of ``sentence``."""
+    found = None
+    for n, (_, _, line) in enumerate(_free_lines(segments(source))):
+        for k, (a, b) in enumerate(sentence_spans(line)):
+            if line[a:b] == sentence:
+                found = (n, k)
+    return found
+
+
+def _without_spans(line: str, spans: list[tuple[int, int]]) -> str:
+    """``line`` without the given sentence spans (and the spaces after each)."""
+    out, pos = [], 0
+    for a, b in sorted(spans):
+        out.append(line[pos:a])
+        pos = b
+        while pos < len(line) and line[pos] in " \t":
+            pos += 1
+    out.append(line[pos:])
+    return "".join(out).rstrip()
+
+
+def free_sentences(source: str) -> list[str]:
+    """Sentences on free lines of static text (not structure, not connective text on a slot's line)."""
+    return [line[a:b] for _, _, line in _free_lines(segments(source)) for a, b in sentence_spans(line)]
+
+
+def _is_instruction(sentence: str) -> bool:
+    """A sentence with at least two words (a list number or a lone word is not an instruction)."""
+    return len(re.findall(r"[A-Za-z]{2,}", sentence)) >= 2
 
 
 def _split_structural(tail: str) -> tuple[str, str]:
@@ -210,20 +356,31 @@ def _split_structural(tail: str) -> tuple[str, str]:
     return "\n".join(lines[:n]), "\n".join(lines[n:])
 
 
-def free_sentences(source: str) -> list[str]:
-    """Sentences on whole lines of static text (not connective text on a slot's line)."""
-    parts = segments(source)
-    out: list[str] = []
-    for index, seg in enumerate(parts):
+def _insertion_point(parts: list[Segment], slots: list[int], barriers: set[str]) -> tuple[int, int] | None:
+    """Where a moved tail goes: right after the last turn boundary before it (a role label in static
+    text, or a slot whose values hold one), else the template's start; None when no slot lies between
+    that point and the tail (nothing to gain) or the point is inside a line."""
+    point: tuple[int, int] = (-1, 0)  # before everything
+    for index, seg in enumerate(parts[:-1]):
         if seg.slot:
+            if seg.slot in barriers:
+                point = (index, -1)
             continue
-        lines = seg.text.split("\n")
-        for i, line in enumerate(lines):
-            starts_free = i > 0 or index == 0
-            ends_free = i < len(lines) - 1 or index == len(parts) - 1
-            if starts_free and ends_free and not STRUCTURAL_LINE.match(line) and not FIM_MARKERS.search(line):
-                out.extend(sentences(line))
-    return out
+        for m in ROLE_LABEL.finditer(seg.text):
+            point = (index, m.end())
+    seg, offset = point
+    if not any(i > seg for i in slots):
+        return None
+    if seg == -1:  # no turn boundary: the template's start (a new first segment before a leading slot)
+        return (-1, 0) if parts[0].slot else (0, 0)
+    if offset == -1:  # after a barrier slot: the static text that follows it, from its next line
+        nxt = seg + 1
+        if parts[nxt].slot or "\n" not in parts[nxt].text:
+            return None
+        return nxt, parts[nxt].text.index("\n") + 1
+    if parts[seg].text[offset : offset + 1] == "\n":  # a label on its own line: the next line
+        offset += 1
+    return seg, offset
 
 
 def _note(steps: list[str], name: str) -> None:
@@ -236,32 +393,11 @@ def _norm(text: str) -> str:
 
 
 def _prune(sentence: str) -> str:
-    out = EMPHASIS.sub(r"\2", sentence)
+    out = EMPHASIS.sub(r"\1", sentence)
     for rx, repl in FILLER:
         out = rx.sub(repl, out)
     out = re.sub(r"\s{2,}", " ", out).strip()
     return out[:1].upper() + out[1:] if out and sentence[:1].isupper() else out
-
-
-def _remove_sentence(text: str, sentence: str) -> str:
-    """Remove the LAST occurrence of ``sentence`` from ``text`` with its trailing whitespace."""
-    idx = text.rfind(sentence)
-    if idx < 0:
-        return text
-    end = idx + len(sentence)
-    while end < len(text) and text[end] in " \t":
-        end += 1
-    if end < len(text) and text[end] == "\n" and (idx == 0 or text[idx - 1] == "\n"):
-        end += 1
-    return text[:idx] + text[end:]
-
-
-def _remove_sentence_everywhere(source: str, sentence: str) -> str:
-    return join([s if s.slot else Segment(_remove_sentence(s.text, sentence)) for s in segments(source)])
-
-
-def _replace_sentence(source: str, old: str, new: str) -> str:
-    return join([s if s.slot else Segment(s.text.replace(old, new, 1)) for s in segments(source)])
 
 
 def shared_prefixes(sources: Sequence[str], count_tokens: TokenCounter, min_tokens: int = 16) -> dict[int, str]:
@@ -272,7 +408,7 @@ def shared_prefixes(sources: Sequence[str], count_tokens: TokenCounter, min_toke
     """
     heads = [_static_head(s) for s in sources]
     out: dict[int, str] = {}
-    order = sorted(range(len(heads)), key=lambda i: heads[i])
+    order = sorted(range(len(heads)), key=lambda i: (heads[i], i))
     for a, b in zip(order, order[1:], strict=False):  # sorted neighbours share the longest prefixes
         common = _common_prefix_at_line(heads[a], heads[b])
         if common and count_tokens([common])[0] >= min_tokens:

@@ -23,8 +23,11 @@ TokenCounter = Callable[[list[str]], list[int]]
 """Maps texts to their token counts."""
 
 SLOT_RE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
-# Sentence / clause boundaries: end punctuation followed by space, line breaks, list bullets.
-_SENTENCE_RE = re.compile(r"[^\n.!?]*(?:[.!?]+(?=\s|$)|\n|$)")
+# Sentence / clause boundaries: end punctuation followed by space, and line breaks; a list
+# number ("1.") or an abbreviation ("e.g.") before the space does not end a sentence.
+_BOUNDARY = re.compile(r"(?<=[.!?])[ \t]+|\n")
+_NOT_END = re.compile(r"(?:^|\s)(?:\d{1,3}\.|(?:[A-Za-z]\.){2,}|etc\.|vs\.|cf\.|approx\.)$", re.I)
+_EDGE = " \t\n-*•>#"
 
 
 @dataclass(frozen=True)
@@ -35,8 +38,13 @@ class Segment:
     slot: str | None = None
 
 
-_PIECE_RE = re.compile(r"\{% raw %\}(.*?)\{% endraw %\}|\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}", re.S)
+OPEN_BLOCK = "{{ '{%' }}"
+"""How static text spells a ``{%`` that would otherwise end a ``{% raw %}`` block (``{% endraw %}``)."""
+_PIECE_RE = re.compile(
+    r"\{% raw %\}(.*?)\{% endraw %\}|" + re.escape(OPEN_BLOCK) + r"|\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}", re.S)
 _JINJA_DELIMS = re.compile(r"\{\{|\{%|\{#|\}\}|%\}|#\}")
+_ENDRAW = re.compile(r"\{%(?=[-+]?\s*endraw)")
+"""A ``{%`` that Jinja2 would read as the end of a raw block."""
 
 
 def segments(source: str) -> list[Segment]:
@@ -57,7 +65,9 @@ def segments(source: str) -> list[Segment]:
 
     for m in _PIECE_RE.finditer(source):
         static(source[pos : m.start()])
-        if m.group(2) is None:
+        if m.group(0) == OPEN_BLOCK:
+            static("{%")
+        elif m.group(2) is None:
             static(m.group(1))
         else:
             out.append(Segment(m.group(0), m.group(2)))
@@ -67,8 +77,15 @@ def segments(source: str) -> list[Segment]:
 
 
 def escape_static(text: str) -> str:
-    """Literal text as Jinja2 source: wrapped in ``{% raw %}`` when it holds Jinja delimiters."""
-    return "{% raw %}" + text + "{% endraw %}" if _JINJA_DELIMS.search(text) else text
+    """Literal text as Jinja2 source: wrapped in ``{% raw %}`` when it holds Jinja delimiters.
+
+    Text ending in ``{`` is wrapped too (before a slot it would read as ``{{{``), and a ``{%``
+    that would close the raw block early (``{% endraw %}`` in the text) is written as
+    :data:`OPEN_BLOCK` between raw blocks. :func:`segments` reads all of these back.
+    """
+    if not (_JINJA_DELIMS.search(text) or text.endswith("{")):
+        return text
+    return OPEN_BLOCK.join("{% raw %}" + piece + "{% endraw %}" if piece else "" for piece in _ENDRAW.split(text))
 
 
 def join(parts: Sequence[Segment]) -> str:
@@ -81,14 +98,126 @@ def static_text(source: str) -> str:
     return "\n".join(s.text for s in segments(source) if s.slot is None)
 
 
+# -- lines of a template: prose (instructions), code, structure ------------------------------------
+FIM_MARKERS = re.compile(r"<\|?fim|<PRE>|<SUF>|<MID>|\[SUFFIX\]|\[PREFIX\]|<\|fim_|<fim_|FILL_HERE|<｜fim", re.I)
+"""Fill-in-the-middle sentinels: a template holding one is the model's protocol, byte for byte."""
+STRUCTURAL_LINE = re.compile(r"^\s*(?:```[\w+-]*|~~~[\w+-]*|</?[\w|:-]+>|<\|[^|]+\|>\w*|\[/?[A-Z_]+\]|[^\w\s]*|\w+:)\s*$")
+"""Lines that are structure, not instructions: fences, tags, sentinels, role labels, punctuation."""
+ROLE_LABEL = re.compile(
+    r"(?im)^[ \t]*(?:(?:system|user|assistant|human|developer|model|ai)[ \t]*:|"
+    r"<\|?(?:system|user|assistant|im_start|start_header_id|start_of_turn)\|?>(?:[ \t]*\w+\b)?|"
+    r"</?(?:system|user|assistant|human|s)>|\[/?INST\]|<<SYS>>|<start_of_turn>\w*|"
+    r"#{2,}[ \t]*(?:instruction|response|input|system|user|assistant)[ \t]*:?)[ \t]*"
+)
+"""A turn boundary: a role label at the start of a line (``user:``, ``<|im_start|>user``, ``[INST]``...)."""
+FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
+_CODE_HINT = re.compile(r"[{};=<>`|\\]|\w\(|\)\s*$|::|->|[:,(\[]\s*$|^\s*(?:#|//|/\*|\*\s|@)")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,3}[.)])\s+")
+
+
+def has_turns(text: str) -> bool:
+    """Whether ``text`` holds a role label at the start of a line (a chat turn boundary)."""
+    return bool(ROLE_LABEL.search(text))
+
+
+def is_prose(line: str) -> bool:
+    """A line of instructions in natural language: not indented, no code punctuation, mostly words."""
+    if STRUCTURAL_LINE.match(line) or FIM_MARKERS.search(line) or has_turns(line):
+        return False
+    if re.match(r"(?:[ ]{2,}|\t)\S", line) or _CODE_HINT.search(_BULLET.sub("", line)):
+        return False
+    words = re.findall(r"[A-Za-z]+", line)
+    if len(words) < 2:  # one word is prose only as a sentence ("Done."); "pass" or "else" is code
+        return bool(re.fullmatch(r"[A-Za-z]+[.!?]", _BULLET.sub("", line).strip()))
+    return sum(len(w) + 1 for w in words) >= 0.7 * len(line.strip())
+
+
+@dataclass(frozen=True)
+class Line:
+    """A line (or, next to a slot, a piece of one) of a template's static text."""
+
+    seg: int
+    """Index of its segment."""
+    index: int
+    """Index of the line within the segment's text split on newlines."""
+    text: str
+    kind: str
+    """``prose`` (instructions, editable), ``partial`` (shares its line with a slot), ``labelled``
+    (a role label and text), ``blank``, ``structure`` (fences, tags, role labels, sentinels) or
+    ``code`` (inside a fence, or code-like)."""
+
+
+def template_lines(parts: Sequence[Segment]) -> list[Line]:
+    """Classify every line of static text; fences are tracked across slots."""
+    out: list[Line] = []
+    in_fence = False
+    at_line_start = True
+    for n, seg in enumerate(parts):
+        if seg.slot:
+            at_line_start = False
+            continue
+        pieces = seg.text.split("\n")
+        for i, text in enumerate(pieces):
+            starts = i > 0 or at_line_start
+            whole = starts and (i < len(pieces) - 1 or n == len(parts) - 1)
+            if starts and FENCE.match(text):
+                in_fence = not in_fence
+                kind = "structure"
+            elif in_fence:
+                kind = "code"
+            elif not whole:
+                kind = "partial"
+            elif not text.strip():
+                kind = "blank"
+            elif is_prose(text):
+                kind = "prose"
+            elif (label := ROLE_LABEL.match(text)) and text[label.end() :].strip():
+                kind = "labelled"
+            elif STRUCTURAL_LINE.match(text) or FIM_MARKERS.search(text) or has_turns(text):
+                kind = "structure"
+            else:
+                kind = "code"
+            out.append(Line(n, i, text, kind))
+        at_line_start = seg.text.endswith("\n")
+    return out
+
+
+def instruction_text(source: str) -> str:
+    """The template's instructions: prose lines and the text beside slots, without code or structure."""
+    out = []
+    for line in template_lines(segments(source)):
+        if line.kind in ("prose", "partial"):
+            out.append(line.text)
+        elif line.kind == "labelled":
+            out.append(line.text[ROLE_LABEL.match(line.text).end() :])
+    return "\n".join(out)
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each sentence of ``text``: stripped of bullets and spaces, empty or
+    punctuation-only pieces left out."""
+    out, start = [], 0
+    for m in _BOUNDARY.finditer(text):
+        if m.group(0) != "\n" and _NOT_END.search(text[start : m.start()]):
+            continue
+        _add_span(text, start, m.start(), out)
+        start = m.end()
+    _add_span(text, start, len(text), out)
+    return out
+
+
+def _add_span(text: str, a: int, b: int, out: list[tuple[int, int]]) -> None:
+    while a < b and text[a] in _EDGE:
+        a += 1
+    while b > a and text[b - 1] in _EDGE:
+        b -= 1
+    if a < b and re.search(r"[A-Za-z0-9]", text[a:b]):
+        out.append((a, b))
+
+
 def sentences(text: str) -> list[str]:
     """Sentences and clauses of static text, stripped, without empty or punctuation-only pieces."""
-    out = []
-    for m in _SENTENCE_RE.finditer(text):
-        piece = m.group(0).strip(" \t\n-*•>#")
-        if piece and re.search(r"[A-Za-z0-9]", piece):
-            out.append(piece)
-    return out
+    return [text[a:b] for a, b in sentence_spans(text)]
 
 
 def coverage(
