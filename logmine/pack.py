@@ -81,6 +81,16 @@ class PackTemplate(_Strict):
     lossy: bool
     family_id: str | None = None
     validation: dict[str, Any] | None = Field(None, description="serving validation results, when run")
+    static_tokens_after_lossless: int | None = Field(None, ge=0, description="static tokens after the lossless steps alone")
+    rendered_tokens_after_lossless: float | None = Field(
+        None, ge=0, description="mean rendered tokens with the lossless template, code slots untrimmed")
+    rendered_tokens_after_untrimmed: float | None = Field(
+        None, ge=0, description="mean rendered tokens with the compressed template, code slots untrimmed")
+    uncached_tokens_before: float | None = Field(
+        None, ge=0, description="rendered tokens of the original not inside a prefix it shares with another original")
+    trimmed_slots: dict[str, Literal["prefix", "suffix", "declarations"]] | None = Field(
+        None, description="code-context slots trimmed to the pack's trimming budget: slot name -> role")
+    measured_requests: int | None = Field(None, ge=0, description="logged requests the rendered token figures are means over")
 
 
 class PackTotals(_Strict):
@@ -95,6 +105,24 @@ class PackTotals(_Strict):
     uncached_tokens_after: float = Field(ge=0)
     fidelity: float = Field(ge=0, le=1)
     secrets_redacted: dict[str, int] = Field(default_factory=dict)
+    static_tokens_after_lossless: float | None = Field(None, ge=0)
+    rendered_tokens_after_lossless: float | None = Field(None, ge=0)
+    rendered_tokens_after_untrimmed: float | None = Field(None, ge=0)
+    uncached_tokens_before: float | None = Field(None, ge=0)
+    kv_block_share_before: float | None = Field(
+        None, ge=0, le=1, description="share of logged prompt tokens in 16-token KV blocks another logged prompt also starts with")
+    kv_block_share_after: float | None = Field(None, ge=0, le=1, description="the same for the compressed, trimmed renderings")
+
+
+class TrimSettings(_Strict):
+    """Context trimming of code-context slots: the budgets the pack's figures were measured with."""
+
+    prefix_budget_tokens: int = Field(ge=0)
+    suffix_budget_tokens: int = Field(ge=0)
+    declarations_budget_tokens: int = Field(ge=0)
+    token_unit: Literal["words-and-punctuation"] = Field(
+        "words-and-punctuation", description="what the budgets count (an approximation of model tokens)")
+    ast_weight: float = Field(ge=0, le=1, description="weight of AST importance in a unit's score (recency gets the rest)")
 
 
 class TemplatePack(_Strict):
@@ -109,6 +137,7 @@ class TemplatePack(_Strict):
     templates: list[PackTemplate]
     shared_prefixes: list[SharedPrefix] = Field(default_factory=list)
     totals: PackTotals
+    trimming: TrimSettings | None = Field(None, description="context trimming of code slots; absent: none")
 
     def template(self, template_id: str) -> PackTemplate:
         for t in self.templates:
