@@ -15,6 +15,7 @@ from typing import Any
 from logmine.stages.compress import CompressConfig
 from logmine.stages.export import CompressResult, ExportConfig
 from logmine.stages.ingest import IngestConfig, IngestReport
+from logmine.stages.trim import TrimConfig
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -33,6 +34,8 @@ class CompressJobConfig:
     """Template merge: least embedding cosine."""
     embeddings: bool = True
     """Use the embedding model (merge check and fidelity); off: edit similarity and a bag-of-words fidelity."""
+    trim: TrimConfig | None = field(default_factory=TrimConfig)
+    """Context trimming of code slots; None: none."""
     embedding_model: str | None = None
     """A local sentence-transformers directory (default: bundled all-MiniLM-L6-v2)."""
     tokenizer: str | None = None
@@ -51,20 +54,18 @@ class CompressJobReport:
     seconds: float
 
     def summary(self) -> dict[str, Any]:
+        """The figures of the run, in the order the summary table shows them (token figures: traffic-weighted per request)."""
         c = self.compress.summary()
         i = self.ingest.summary()
-        return {
-            "workspace": i["workspace"], "pack": c["pack_dir"], "lines_read": i["lines_read"], "lines_rejected": i["lines_rejected"],
-            "requests": c["requests"], "templates_found": self.templates.get("templates"), "families": c["families"],
-            "traffic_covered": round(c["requests_covered"] / c["requests"], 4) if c["requests"] else 0.0,
-            "static_tokens_before": c["static_tokens_before"], "static_tokens_after_lossless": c["lossless_static_tokens_after"],
-            "static_tokens_after": c["static_tokens_after"], "static_token_cut": c["static_token_cut"],
-            "rendered_tokens_before": c["rendered_tokens_before"], "rendered_tokens_after": c["rendered_tokens_after"],
-            "uncached_tokens_after": c["uncached_tokens_after"], "kv_block_share_before": c["block_share_before"],
-            "kv_block_share_after": c["block_share_after"], "fidelity": c["fidelity"],
-            "secrets_redacted": sum(c["secrets_redacted"].values()), "secrets_by_kind": c["secrets_redacted"],
-            "seconds": round(self.seconds, 2),
+        head = {
+            "workspace": i["workspace"], "pack": c.pop("pack_dir"), "lines_read": i["lines_read"], "lines_rejected": i["lines_rejected"],
+            "requests": c.pop("requests"), "templates_found": self.templates.get("templates"), "families": c.pop("families"),
+            "traffic_covered": round(c["requests_covered"] / self.compress.requests, 4) if self.compress.requests else 0.0,
         }
+        c.pop("templates")
+        c.pop("seconds")
+        secrets = c.pop("secrets_redacted")
+        return {**head, **c, "secrets_redacted": sum(secrets.values()), "secrets_by_kind": secrets, "seconds": round(self.seconds, 2)}
 
 
 def compress_logs(
@@ -89,7 +90,7 @@ def compress_logs(
     embedder, embedding_name = _embedder(config)
     count_tokens, token_ids, tokenizer_name = _tokenizer(config)
     export_config = ExportConfig(
-        compress=config.compress, tokenizer_name=tokenizer_name, embedding_model_name=embedding_name,
+        compress=config.compress, trim=config.trim, tokenizer_name=tokenizer_name, embedding_model_name=embedding_name,
         edit_threshold=config.edit_threshold, semantic_threshold=config.semantic_threshold, pack_dir=config.pack_dir,
     )
     from logmine.stages.export import run as run_export
@@ -107,7 +108,7 @@ def _embedder(config: CompressJobConfig) -> tuple[Callable[[list[str]], Any], st
 
     name = config.embedding_model
     embedding_model_path(name)  # fail early with a clear error when the model is missing
-    return (lambda texts: embed(texts, name)), name or DEFAULT_EMBEDDING_MODEL
+    return (lambda texts: embed(texts, name)), Path(name).name if name else DEFAULT_EMBEDDING_MODEL
 
 
 def _tokenizer(config: CompressJobConfig) -> tuple[Callable[[list[str]], list[int]], Callable[[list[str]], list[list[int]]], str]:
@@ -121,4 +122,4 @@ def _tokenizer(config: CompressJobConfig) -> tuple[Callable[[list[str]], list[in
     def count(texts: list[str]) -> list[int]:
         return [len(x) for x in ids(texts)]
 
-    return count, ids, config.tokenizer or DEFAULT_GENERATOR
+    return count, ids, Path(config.tokenizer).name if config.tokenizer else DEFAULT_GENERATOR

@@ -21,6 +21,8 @@ def compress(
     semantic_threshold: Annotated[float, typer.Option("--semantic-threshold", help="Template merge: least embedding cosine.")] = 0.9,
     tokenizer: Annotated[Path | None, typer.Option("--tokenizer", help="A local Hugging Face tokenizer directory (default: the bundled SmolLM2's).", show_default=False)] = None,
     embedding_model: Annotated[Path | None, typer.Option("--embedding-model", help="A local sentence-transformers directory (default: bundled all-MiniLM-L6-v2).", show_default=False)] = None,
+    trim_budget: Annotated[int, typer.Option("--trim-budget", help="Token budget of a trimmed prefix slot (suffix: half).")] = 256,
+    no_trim: Annotated[bool, typer.Option("--no-trim", help="Do not trim code-context slots.")] = False,
     no_embeddings: Annotated[bool, typer.Option("--no-embeddings", help="No embedding model: edit similarity for merging, bag-of-words fidelity (not the real gate).")] = False,
     pack_dir: Annotated[Path | None, typer.Option("--pack", help="Where to write the pack (default: OUT/pack).", show_default=False)] = None,
     fmt: FormatOption = OutputFormat.table,
@@ -34,10 +36,13 @@ def compress(
     """
     from logmine.jobs import CompressJobConfig, compress_logs
     from logmine.stages.compress import CompressConfig
+    from logmine.stages.trim import TrimConfig
 
     for name, value in (("--min-fidelity", min_fidelity), ("--edit-threshold", edit_threshold), ("--semantic-threshold", semantic_threshold)):
         if not 0.0 <= value <= 1.0:
             raise OptionError(name, value, "a number from 0 to 1")
+    if trim_budget < 1:
+        raise OptionError("--trim-budget", trim_budget, "a positive number of tokens")
     for path in (tokenizer, embedding_model):
         if path is not None and not path.is_dir():
             raise InputPathError(path, "is not a local model directory (logmine never downloads models)")
@@ -45,7 +50,7 @@ def compress(
         compress=CompressConfig(min_fidelity=min_fidelity, lossy=not no_lossy), edit_threshold=edit_threshold,
         semantic_threshold=semantic_threshold, embeddings=not no_embeddings,
         embedding_model=str(embedding_model) if embedding_model else None, tokenizer=str(tokenizer) if tokenizer else None,
-        pack_dir=pack_dir,
+        pack_dir=pack_dir, trim=None if no_trim else TrimConfig(budget_tokens=trim_budget, suffix_budget_tokens=max(1, trim_budget // 2)),
     )
     with progress_bar(quiet) as progress:
         report = compress_logs(logs, out, config, progress)

@@ -1,10 +1,21 @@
 """Compress the workspace's mined templates and export the template pack.
 
-Reads ``templates`` and ``llm_requests`` (with ``template_id``) from the workspace, compresses
-each template family's representative (:mod:`logmine.stages.compress`), measures tokens on real
-instances (:mod:`logmine.stages.instances`), redacts secrets (:mod:`logmine.redact`), and writes
-``OUT/pack/`` atomically plus the tables ``compress_templates`` and ``template_slots``.
-Re-running on the same workspace gives the same pack byte for byte, except ``created_at``.
+Reads ``templates``, ``request_templates``, ``llm_requests`` (and ``events`` for recency) from
+the workspace. Per template family (the highest-traffic member represents it):
+
+1. instances: each request's slot values are recovered from its logged prompt by matching the
+   representative's pattern (else its own template's, with slots mapped by name or position);
+2. the representative's text is redacted (:mod:`logmine.redact`) and compressed
+   (:mod:`logmine.stages.compress`); slots whose values hold chat turn boundaries are barriers
+   the layout step may not move text across;
+3. on a deterministic sample of real instances, the code-context slots are trimmed
+   (:mod:`logmine.stages.trim`) and tokens are counted with the target tokenizer for the
+   logged prompts and for the lossless, lossy and lossy+trimmed renderings
+   (:mod:`logmine.stages.instances`).
+
+Writes ``OUT/pack/`` atomically, and the workspace tables ``compress_templates`` and
+``template_slots``. Re-running on the same workspace gives the same pack byte for byte, except
+``created_at``.
 """
 
 from __future__ import annotations
@@ -13,6 +24,7 @@ import json
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,26 +40,24 @@ from logmine.pack import (
     SharedPrefix,
     TemplatePack,
     Thresholds,
+    TrimSettings,
     content_id,
     write_pack,
 )
 from logmine.redact import Redactor
-from logmine.stages.compress import CompressConfig, Compressor, shared_prefixes
+from logmine.stages.compress import CompressConfig, CompressedTemplate, Compressor, has_turns, shared_prefixes
 from logmine.stages.fidelity import Embedder, TokenCounter, escape_static, segments, static_text
-from logmine.stages.instances import block_share, extract_slots, render
+from logmine.stages.instances import FamilySample, Measured, TokenIds, extract_slots, measure, sample_keys, trim_roles
+from logmine.stages.trim import TrimConfig
 from logmine.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
 ProgressFn = Callable[[str, int, int], None]
-TokenIds = Callable[[list[str]], list[list[int]]]
-"""The tokenizer's texts -> token ids (for the KV-block share metric)."""
-SAMPLE_PER_TEMPLATE = 200
-"""Instances per template used to measure rendered tokens (the first N in time order)."""
 
 SLOT_TYPES = {
     "prefix": "code", "suffix": "code", "code": "code", "selection": "code", "declarations": "code", "context": "code",
-    "file_path": "path", "filepath": "path", "path": "path", "language": "language", "lang": "language",
+    "diff": "code", "file_path": "path", "filepath": "path", "path": "path", "language": "language", "lang": "language",
 }
 
 
@@ -57,6 +67,10 @@ class ExportConfig:
 
     compress: CompressConfig = field(default_factory=CompressConfig)
     """The compression options (fidelity gate, lossy on/off, ...)."""
+    trim: TrimConfig | None = field(default_factory=TrimConfig)
+    """Context trimming of code slots (budgets); None: no trimming."""
+    sample_per_template: int = 256
+    """Instances per template family whose tokens are measured (a deterministic hash sample)."""
     tokenizer_name: str = "SmolLM2-135M-Instruct"
     """Name of the tokenizer recorded in the pack."""
     embedding_model_name: str = "all-MiniLM-L6-v2"
@@ -71,31 +85,69 @@ class ExportConfig:
 
 @dataclass
 class CompressResult:
-    """What the stage did, for the summary table and --format json."""
+    """What the stage did, for the summary table and --format json (token figures traffic-weighted per request)."""
 
     pack_dir: str
     templates: int
     families: int
     requests: int
     requests_covered: int
+    instances_matched: int
+    measured_requests: int
     static_tokens_before: float
+    static_tokens_after_lossless: float
     static_tokens_after: float
-    lossless_static_tokens_after: float
     rendered_tokens_before: float
+    rendered_tokens_after_lossless: float
+    rendered_tokens_after_lossy: float
     rendered_tokens_after: float
     uncached_tokens_before: float
+    uncached_tokens_after_lossless: float
+    uncached_tokens_after_lossy: float
     uncached_tokens_after: float
-    block_share_before: float
-    block_share_after: float
+    kv_block_share_before: float
+    kv_block_share_after_lossless: float
+    kv_block_share_after: float
+    trim_budget_tokens: int | None
+    trimmed_requests: int
+    trim_f1: float | None
+    trim_f1_nearest_lines: float | None
+    trim_f1_requests: int
     fidelity: float
+    fidelity_min: float
+    lossy_templates: int
     secrets_redacted: dict[str, int]
     seconds: float = 0.0
 
     def summary(self) -> dict[str, Any]:
         d = dict(self.__dict__)
         cut = 1 - self.static_tokens_after / self.static_tokens_before if self.static_tokens_before else 0.0
-        d["static_token_cut"] = round(cut, 4)
+        d["static_token_cut"] = cut
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in d.items()}
+
+
+@dataclass
+class Family:
+    """One template family on its way into the pack."""
+
+    family_id: str
+    rep: dict[str, Any]
+    members: list[dict[str, Any]]
+    raw_source: str
+    """The representative as Jinja2, unredacted (matches the logged prompts)."""
+    names: list[str]
+    original: str = ""
+    """The representative, redacted: what the pack holds as ``original_source``."""
+    slots: dict[str, dict[str, str]] = field(default_factory=dict)
+    """request_id -> the representative's slot values, for every instance recovered."""
+    matches: Counter[str] = field(default_factory=Counter)
+    sample: list[dict[str, Any]] = field(default_factory=list)
+    compressed: CompressedTemplate | None = None
+    roles: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def n_requests(self) -> int:
+        return sum(m["n_requests"] for m in self.members)
 
 
 def to_jinja(template: str) -> tuple[str, list[str]]:
@@ -128,9 +180,10 @@ def load_templates(ws: Workspace) -> pl.DataFrame:
 
 
 def load_instances(ws: Workspace) -> pl.DataFrame:
-    """``request_id, ts, template_id, prompt`` of every request that has a template."""
+    """Every request that has a template and a prompt, with what trimming and its evaluation need."""
     assignments = ws.read("request_templates")
-    requests = ws.scan("llm_requests").select("request_id", "ts", "prompt").collect()
+    cols = ["request_id", "ts", "session_id", "language", "file_path", "prompt", "completion"]
+    requests = ws.scan("llm_requests").select(cols).collect()
     return requests.join(assignments, on="request_id", how="inner").filter(pl.col("prompt").is_not_null())
 
 
@@ -145,119 +198,135 @@ def run(
     """Compress the workspace's templates and write the pack; return the figures."""
     config = config or ExportConfig()
     started = time.perf_counter()
-    templates = load_templates(ws)
+    families = _families(load_templates(ws))
     instances = load_instances(ws)
     total_requests = ws.scan("llm_requests").select(pl.len()).collect().item()
-    families = _families(templates)
-    compressor = Compressor(embedder, count_tokens, config.compress)
-    lossless = Compressor(embedder, count_tokens, CompressConfig(**{**config.compress.__dict__, "lossy": False}))
     redactor = Redactor()
-    entries, slot_rows = [], []
-    for index, fam in enumerate(families):
-        progress("compress templates", index, len(families))
-        entries.append(_compress_family(fam, instances, compressor, lossless, count_tokens, redactor, slot_rows))
-    progress("compress templates", len(families), len(families))
-    prefixes = _factor_prefixes(entries, count_tokens, config.compress.min_shared_prefix_tokens)
-    pack, result = _build_pack(entries, prefixes, total_requests, redactor, config, count_tokens)
-    all_before = [p for e in entries for p in e["prompts_before"]]
-    all_after = [p for e in entries for p in e["prompts_after"]]
-    result.block_share_before = _share(all_before, token_ids)
-    result.block_share_after = _share(all_after, token_ids)
+    slot_rows = _recover_instances(families, instances, config.sample_per_template, progress)
+    _compress(families, Compressor(embedder, count_tokens, config.compress), redactor, progress)
+    events = ws.scan("events") if ws.has_table("events") else None
+    samples = [FamilySample(f.compressed.lossless_source, f.compressed.source, f.roles, f.sample,
+                            [f.slots[r["request_id"]] for r in f.sample]) for f in families]
+    measured = measure(samples, events, config.trim, count_tokens, token_ids, progress)
+    pack, result = _build_pack(families, measured, total_requests, redactor, config, count_tokens)
     pack_dir = config.pack_dir or ws.root / "pack"
     write_pack(pack, pack_dir)
-    _write_tables(ws, entries, slot_rows)
+    _write_tables(ws, families, pack, slot_rows)
     result.pack_dir = str(pack_dir)
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _families(templates: pl.DataFrame) -> list[dict[str, Any]]:
+def _families(templates: pl.DataFrame) -> list[Family]:
     """One entry per family: the highest-traffic member represents it; members' traffic adds up."""
-    fams: dict[str, dict[str, Any]] = {}
+    fams: dict[str, Family] = {}
     for row in templates.iter_rows(named=True):
         fam = row["family_id"] or row["template_id"]
         if fam not in fams:
-            fams[fam] = {"family_id": fam, "rep": row, "members": []}
-        fams[fam]["members"].append(row)
-    return sorted(fams.values(), key=lambda f: (-sum(m["n_requests"] for m in f["members"]), f["family_id"]))
+            source, names = to_jinja(row["template"])
+            fams[fam] = Family(fam, row, [], source, names)
+        fams[fam].members.append(row)
+    return sorted(fams.values(), key=lambda f: (-f.n_requests, f.family_id))
 
 
-def _compress_family(fam, instances, compressor, lossless, count_tokens, redactor, slot_rows) -> dict[str, Any]:  # noqa: ANN001
-    rep = fam["rep"]
-    original, names = to_jinja(rep["template"])
-    done = compressor.compress(original)
-    safe_lossless = lossless.compress(original).source
-    member_ids = [m["template_id"] for m in fam["members"]]
-    mine = instances.filter(pl.col("template_id").is_in(member_ids)).sort(["ts", "request_id"])
-    before, after, prompts_before, prompts_after = [], [], [], []
-    for row in mine.iter_rows(named=True):
-        member_src = original if row["template_id"] == rep["template_id"] else to_jinja(_member(fam, row["template_id"]))[0]
-        slots = extract_slots(member_src, row["prompt"])
-        if slots is None:
-            continue
-        slot_rows.append({"request_id": row["request_id"], "template_id": row["template_id"], "family_id": fam["family_id"],
-                          "slots": json.dumps(slots, sort_keys=True, ensure_ascii=False)})
-        if len(prompts_before) < SAMPLE_PER_TEMPLATE and set(names) <= set(slots):
-            prompts_before.append(row["prompt"])
-            prompts_after.append(render(done.source, slots))
-    if prompts_before:
-        before = count_tokens(prompts_before)
-        after = count_tokens(prompts_after)
-    static_before, static_after, static_lossless = count_tokens(
-        [static_text(original), static_text(done.source), static_text(safe_lossless)])
-    return {
-        "fam": fam, "original": original, "compressed": done, "names": names, "n_requests": sum(m["n_requests"] for m in fam["members"]),
-        "static_before": static_before, "static_after": static_after, "static_lossless": static_lossless,
-        "rendered_before": _mean(before), "rendered_after": _mean(after), "prompts_before": prompts_before, "prompts_after": prompts_after,
-    }
+def _recover_instances(families: list[Family], instances: pl.DataFrame, sample_n: int, progress: ProgressFn) -> list[dict]:
+    """Fill each family's slot values per request and its measured sample; return template_slots rows."""
+    groups = {key[0]: df for key, df in instances.partition_by("template_id", as_dict=True).items()}
+    rows: list[dict[str, Any]] = []
+    for index, fam in enumerate(families):
+        progress("compress instances", index, len(families))
+        records: dict[str, dict[str, Any]] = {}
+        for member in fam.members:
+            df = groups.get(member["template_id"])
+            if df is None:
+                continue
+            own = None if member is fam.rep else to_jinja(member["template"])
+            for rec in df.sort(["ts", "request_id"]).iter_rows(named=True):
+                slots, how = _slots_for(fam, own, rec["prompt"])
+                fam.matches[how] += 1
+                if slots is None:
+                    continue
+                fam.slots[rec["request_id"]] = slots
+                records[rec["request_id"]] = rec
+                rows.append({"request_id": rec["request_id"], "template_id": member["template_id"], "family_id": fam.family_id,
+                             "pack_template_id": fam.rep["template_id"], "match": how,
+                             "slots": json.dumps(slots, sort_keys=True, ensure_ascii=False)})
+        chosen = sample_keys(records, sample_n)
+        fam.sample = sorted((records[k] for k in chosen), key=lambda r: (r["ts"], r["request_id"]))
+    progress("compress instances", len(families), len(families))
+    return rows
 
 
-def _member(fam: dict[str, Any], template_id: str) -> str:
-    return next(m["template"] for m in fam["members"] if m["template_id"] == template_id)
+def _slots_for(fam: Family, own: tuple[str, list[str]] | None, prompt: str) -> tuple[dict[str, str] | None, str]:
+    """The representative's slot values for one prompt, and how they were found."""
+    slots = extract_slots(fam.raw_source, prompt)
+    if slots is not None:
+        return slots, "template"
+    if own is None:
+        return None, "unmatched"
+    found = extract_slots(own[0], prompt)
+    if found is None:
+        return None, "unmatched"
+    if set(fam.names) <= set(found):
+        return {n: found[n] for n in fam.names}, "member"
+    if len(own[1]) == len(fam.names):  # same shape, other names: map by position
+        return {n: found[m] for n, m in zip(fam.names, own[1], strict=True)}, "member"
+    return None, "unmatched"
 
 
-def _mean(values: list[int]) -> float:
-    return sum(values) / len(values) if values else 0.0
+def _compress(families: list[Family], compressor: Compressor, redactor: Redactor, progress: ProgressFn) -> None:
+    for fam in families:
+        fam.original = redactor(fam.raw_source)
+        fam.roles = trim_roles(fam.original)
+    compressor.warm([f.original for f in families])
+    for index, fam in enumerate(families):
+        progress("compress templates", index, len(families))
+        barriers = {n for n in fam.names if any(has_turns(s.get(n, "")) for s in (fam.slots[r["request_id"]] for r in fam.sample))}
+        fam.compressed = compressor.compress(fam.original, barriers)
+    progress("compress templates", len(families), len(families))
 
 
-def _factor_prefixes(entries: list[dict[str, Any]], count_tokens: TokenCounter, min_tokens: int) -> dict[int, str]:
-    return shared_prefixes([e["compressed"].source for e in entries], count_tokens, min_tokens)
-
-
-def _build_pack(entries, prefixes, total_requests, redactor, config, count_tokens) -> tuple[TemplatePack, CompressResult]:  # noqa: ANN001
-    prefix_ids: dict[str, str] = {}
+def _build_pack(families, measured: Measured, total_requests, redactor, config, count_tokens) -> tuple[TemplatePack, CompressResult]:  # noqa: ANN001
+    cmin = config.compress.min_shared_prefix_tokens
+    prefixes = {v: shared_prefixes(srcs, count_tokens, cmin) for v, srcs in (
+        ("before", [f.original for f in families]), ("lossless", [f.compressed.lossless_source for f in families]),
+        ("after", [f.compressed.source for f in families]))}
+    plen = {v: _prefix_tokens(p, count_tokens) for v, p in prefixes.items()}
+    statics = _static_tokens(families, count_tokens)
     shared: dict[str, SharedPrefix] = {}
     templates: list[PackTemplate] = []
-    covered = sum(e["n_requests"] for e in entries)
-    for i, e in enumerate(entries):
-        source = redactor(e["compressed"].source)
-        original = redactor(e["original"])
-        prefix = prefixes.get(i)
+    names: set[str] = set()
+    for i, fam in enumerate(families):
+        tid = fam.rep["template_id"]
         pid = None
-        prefix_tokens = 0
-        if prefix:
-            prefix = redactor(prefix)
-            pid = prefix_ids.setdefault(prefix, content_id({"shared_prefix": prefix}))
-            prefix_tokens = count_tokens([prefix])[0]
-            sp = shared.setdefault(pid, SharedPrefix(id=pid, text=prefix, tokens=prefix_tokens, template_ids=[]))
-            sp.template_ids.append(e["fam"]["rep"]["template_id"])
-        rep = e["fam"]["rep"]
+        if i in prefixes["after"]:
+            text = prefixes["after"][i]
+            pid = content_id({"shared_prefix": text})
+            shared.setdefault(pid, SharedPrefix(id=pid, text=text, tokens=plen["after"][i], template_ids=[])).template_ids.append(tid)
+        m = measured.families[i]
+        source = fam.compressed.source
         templates.append(PackTemplate(
-            id=rep["template_id"], name=_name(source, rep["template_id"]), source=source, original_source=original,
-            placeholders=[Placeholder(name=n, type=SLOT_TYPES.get(n, "text" if not n.startswith("var") else "other"))
+            id=tid, name=_name(fam.original, tid, names), source=source, original_source=fam.original,
+            placeholders=[Placeholder(name=n, type="code" if n in fam.roles else SLOT_TYPES.get(n, "text" if not n.startswith("var") else "other"))
                           for n in dict.fromkeys(s.slot for s in segments(source) if s.slot)],
-            shared_prefix_id=pid, n_requests=e["n_requests"], share=round(e["n_requests"] / total_requests, 6) if total_requests else 0.0,
-            static_tokens_before=e["static_before"], static_tokens_after=e["static_after"],
-            rendered_tokens_before=round(e["rendered_before"], 3), rendered_tokens_after=round(e["rendered_after"], 3),
-            uncached_tokens_after=round(max(e["rendered_after"] - prefix_tokens, 0.0), 3),
-            fidelity=e["compressed"].fidelity, lossy=e["compressed"].lossy, family_id=e["fam"]["family_id"],
+            shared_prefix_id=pid, n_requests=fam.n_requests, share=round(fam.n_requests / total_requests, 6) if total_requests else 0.0,
+            static_tokens_before=statics[i][0], static_tokens_after=statics[i][2], static_tokens_after_lossless=statics[i][1],
+            rendered_tokens_before=_r(m.mean("before")), rendered_tokens_after=_r(m.mean("after")),
+            rendered_tokens_after_lossless=_r(m.mean("lossless")), rendered_tokens_after_untrimmed=_r(m.mean("lossy")),
+            uncached_tokens_before=_r(max(m.mean("before") - plen["before"].get(i, 0), 0.0)),
+            uncached_tokens_after=_r(max(m.mean("after") - plen["after"].get(i, 0), 0.0)),
+            fidelity=fam.compressed.fidelity, lossy=fam.compressed.lossy, family_id=fam.family_id,
+            trimmed_slots=dict(sorted(fam.roles.items())) or None, measured_requests=m.n,
         ))
-    result = _totals(entries, templates, total_requests, covered, redactor)
+    result = _totals(families, templates, measured, plen, total_requests, redactor, config)
     totals = PackTotals(
-        templates=len(templates), requests=covered, static_tokens_before=result.static_tokens_before,
-        static_tokens_after=result.static_tokens_after, rendered_tokens_before=result.rendered_tokens_before,
-        rendered_tokens_after=result.rendered_tokens_after, uncached_tokens_after=result.uncached_tokens_after,
-        fidelity=result.fidelity, secrets_redacted=dict(sorted(redactor.counts.items())),
+        templates=len(templates), requests=result.requests_covered, static_tokens_before=result.static_tokens_before,
+        static_tokens_after=result.static_tokens_after, static_tokens_after_lossless=result.static_tokens_after_lossless,
+        rendered_tokens_before=result.rendered_tokens_before, rendered_tokens_after=result.rendered_tokens_after,
+        rendered_tokens_after_lossless=result.rendered_tokens_after_lossless,
+        rendered_tokens_after_untrimmed=result.rendered_tokens_after_lossy, uncached_tokens_before=result.uncached_tokens_before,
+        uncached_tokens_after=result.uncached_tokens_after, kv_block_share_before=result.kv_block_share_before,
+        kv_block_share_after=result.kv_block_share_after, fidelity=result.fidelity, secrets_redacted=result.secrets_redacted,
     )
     pack = TemplatePack(
         created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), logmine_version=__version__,
@@ -265,47 +334,97 @@ def _build_pack(entries, prefixes, total_requests, redactor, config, count_token
         thresholds=Thresholds(edit_similarity=config.edit_threshold, semantic_similarity=config.semantic_threshold,
                               min_fidelity=config.compress.min_fidelity),
         templates=sorted(templates, key=lambda t: (-t.n_requests, t.id)), shared_prefixes=sorted(shared.values(), key=lambda s: s.id),
-        totals=totals,
+        totals=totals, trimming=_trim_settings(config.trim),
     )
     return pack, result
 
 
-def _name(source: str, template_id: str) -> str:
-    words = re.findall(r"[A-Za-z]{3,}", static_text(source))[:4]
-    return ("-".join(w.lower() for w in words) or "template") + "-" + template_id.split(":")[-1][:6]
+def _trim_settings(trim: TrimConfig | None) -> TrimSettings | None:
+    if trim is None:
+        return None
+    return TrimSettings(prefix_budget_tokens=trim.budget_tokens, suffix_budget_tokens=trim.suffix_budget_tokens,
+                        declarations_budget_tokens=trim.declarations_budget_tokens, ast_weight=trim.ast_weight)
 
 
-def _totals(entries, templates, total_requests, covered, redactor) -> CompressResult:  # noqa: ANN001
-    def weighted(key: str) -> float:
-        return sum(e[key] * e["n_requests"] for e in entries) / covered if covered else 0.0
+def _r(x: float) -> float:
+    return round(x, 3)
 
-    uncached_after = sum(t.uncached_tokens_after * t.n_requests for t in templates) / covered if covered else 0.0
-    fidelity = sum(t.fidelity * t.n_requests for t in templates) / covered if covered else 1.0
+
+def _prefix_tokens(prefixes: dict[int, str], count_tokens: TokenCounter) -> dict[int, int]:
+    keys = sorted(prefixes)
+    return dict(zip(keys, count_tokens([prefixes[k] for k in keys]), strict=True))
+
+
+def _static_tokens(families: list[Family], count_tokens: TokenCounter) -> list[tuple[int, int, int]]:
+    """(before, lossless, after) static tokens per family, in one tokenizer call."""
+    texts = [static_text(s) for f in families for s in (f.original, f.compressed.lossless_source, f.compressed.source)]
+    counts = count_tokens(texts) if texts else []
+    return [tuple(counts[3 * i : 3 * i + 3]) for i in range(len(families))]
+
+
+def _name(original: str, template_id: str, taken: set[str]) -> str:
+    """A readable, stable name: the first words of the (redacted) original text and the id's hash."""
+    words = re.findall(r"[A-Za-z]{3,}", static_text(original))[:4]
+    digest = template_id.split(":")[-1]
+    stem = "-".join(w.lower() for w in words) or "template"
+    for n in range(6, len(digest) + 1):
+        name = f"{stem}-{digest[:n]}"
+        if name not in taken:
+            taken.add(name)
+            return name
+    raise ValueError(f"duplicate template id {template_id}")
+
+
+def _totals(families, templates, measured: Measured, plen, total_requests, redactor, config) -> CompressResult:  # noqa: ANN001
+    weights = [f.n_requests for f in families]
+    covered = sum(weights)
+
+    def weighted(values: list[float]) -> float:
+        return sum(v * w for v, w in zip(values, weights, strict=True)) / covered if covered else 0.0
+
+    def rendered(v: str) -> float:
+        return weighted([m.mean(v) for m in measured.families])
+
+    def uncached(v: str, p: str) -> float:
+        return weighted([max(m.mean(v) - plen[p].get(i, 0), 0.0) for i, m in enumerate(measured.families)])
+
+    fids = [f.compressed.fidelity for f in families]
     return CompressResult(
-        pack_dir="", templates=sum(len(e["fam"]["members"]) for e in entries), families=len(entries), requests=total_requests,
-        requests_covered=covered, static_tokens_before=weighted("static_before"), static_tokens_after=weighted("static_after"),
-        lossless_static_tokens_after=weighted("static_lossless"), rendered_tokens_before=weighted("rendered_before"),
-        rendered_tokens_after=weighted("rendered_after"), uncached_tokens_before=weighted("rendered_before"),
-        uncached_tokens_after=uncached_after, block_share_before=0.0, block_share_after=0.0,
-        fidelity=fidelity, secrets_redacted=dict(sorted(redactor.counts.items())),
+        pack_dir="", templates=sum(len(f.members) for f in families), families=len(families), requests=total_requests,
+        requests_covered=covered, instances_matched=sum(len(f.slots) for f in families),
+        measured_requests=sum(m.n for m in measured.families),
+        static_tokens_before=weighted([t.static_tokens_before for t in templates]),
+        static_tokens_after_lossless=weighted([t.static_tokens_after_lossless for t in templates]),
+        static_tokens_after=weighted([t.static_tokens_after for t in templates]),
+        rendered_tokens_before=rendered("before"), rendered_tokens_after_lossless=rendered("lossless"),
+        rendered_tokens_after_lossy=rendered("lossy"), rendered_tokens_after=rendered("after"),
+        uncached_tokens_before=uncached("before", "before"), uncached_tokens_after_lossless=uncached("lossless", "lossless"),
+        uncached_tokens_after_lossy=uncached("lossy", "after"), uncached_tokens_after=uncached("after", "after"),
+        kv_block_share_before=measured.block_share.get("before", 0.0),
+        kv_block_share_after_lossless=measured.block_share.get("lossless", 0.0),
+        kv_block_share_after=measured.block_share.get("after", 0.0),
+        trim_budget_tokens=config.trim.budget_tokens if config.trim else None, trimmed_requests=measured.trimmed,
+        trim_f1=measured.f1, trim_f1_nearest_lines=measured.f1_baseline, trim_f1_requests=measured.f1_requests,
+        fidelity=weighted(fids) if covered else 1.0, fidelity_min=min(fids, default=1.0),
+        lossy_templates=sum(1 for f in families if f.compressed.lossy), secrets_redacted=dict(sorted(redactor.counts.items())),
     )
 
 
-def _share(prompts: list[str], token_ids: TokenIds | None) -> float:
-    if not prompts or token_ids is None:
-        return 0.0
-    return round(block_share(token_ids(prompts)).share, 4)
-
-
-def _write_tables(ws: Workspace, entries: list[dict[str, Any]], slot_rows: list[dict[str, Any]]) -> None:
-    rows = [{
-        "template_id": e["fam"]["rep"]["template_id"], "family_id": e["fam"]["family_id"], "original": e["original"],
-        "compressed": e["compressed"].source, "steps": ",".join(e["compressed"].steps), "fidelity": e["compressed"].fidelity,
-        "lossy": e["compressed"].lossy, "n_requests": e["n_requests"], "static_tokens_before": e["static_before"],
-        "static_tokens_after": e["static_after"], "rendered_tokens_before": e["rendered_before"],
-        "rendered_tokens_after": e["rendered_after"],
-    } for e in entries]
-    schema = {"request_id": pl.String, "template_id": pl.String, "family_id": pl.String, "slots": pl.String}
+def _write_tables(ws: Workspace, families: list[Family], pack: TemplatePack, slot_rows: list[dict[str, Any]]) -> None:
+    by_id = {t.id: t for t in pack.templates}
+    rows = []
+    for fam in families:
+        t = by_id[fam.rep["template_id"]]
+        rows.append({
+            "template_id": t.id, "family_id": fam.family_id, "name": t.name, "original": t.original_source, "compressed": t.source,
+            "steps": ",".join(fam.compressed.steps), "fidelity": t.fidelity, "lossy": t.lossy, "n_requests": t.n_requests,
+            "instances_matched": len(fam.slots), "instances_unmatched": fam.matches["unmatched"],
+            "static_tokens_before": t.static_tokens_before, "static_tokens_after": t.static_tokens_after,
+            "rendered_tokens_before": t.rendered_tokens_before, "rendered_tokens_after": t.rendered_tokens_after,
+            "uncached_tokens_after": t.uncached_tokens_after,
+        })
+    schema = {"request_id": pl.String, "template_id": pl.String, "family_id": pl.String, "pack_template_id": pl.String,
+              "match": pl.String, "slots": pl.String}
     with ws.lock():
         txn = ws.reload().transaction()
         txn.replace_table("compress_templates", pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame(
