@@ -26,6 +26,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from logmine.stages.fidelity import (
+    FENCE,
     FIM_MARKERS,
     ROLE_LABEL,
     STRUCTURAL_LINE,
@@ -137,6 +138,8 @@ class Compressor:
             if new != current:
                 steps.append(name)
                 current = new
+        if current != source and self.fidelity(source, current) < self.config.min_fidelity:
+            current, steps = source, []  # a lossless rewrite that loses: a bug guard, never expected
         lossless = current
         if self.config.lossy:
             current = self._lossy(source, current, steps)
@@ -194,10 +197,14 @@ class Compressor:
         keep, movable = _split_structural(parts[-1].text)
         if not sentences(movable) or has_turns(parts[-1].text) or "{%" in parts[-1].text:
             return source
-        if not all(is_prose(line) for line in movable.split("\n") if line.strip()):
-            return source  # only instructions move: never code, fences or markup
+        lines = template_lines(parts)
+        first = keep.count("\n") + 1  # the tail's first movable line
+        if any(x.kind not in ("prose", "blank") for x in lines if x.seg == len(parts) - 1 and x.index >= first):
+            return source  # only instructions move: never code (fenced or not), structure or markup
+        fences = [(x.seg, x.index) for x in lines if x.kind == "structure" and FENCE.match(x.text)]
+        barriers = {p.slot for k, p in enumerate(parts) if p.slot in barriers and not _fenced(fences, k, 0)}
         at = _insertion_point(parts, slots, barriers)
-        if at is None:
+        if at is None or _fenced(fences, at[0], parts[at[0]].text[: at[1]].count("\n") if at[0] >= 0 else 0):
             return source
         seg, offset = at
         block = movable.strip() + "\n\n"
@@ -247,8 +254,9 @@ _CODE_LIKE = re.compile(r"[{};=<>`|\\]|\w\(|::|->")
 
 
 def _free_lines(parts: list[Segment]) -> list[tuple[int, int, str]]:
-    """``(segment, line, text)`` of every prose line (:func:`~logmine.stages.fidelity.template_lines`)."""
-    return [(line.seg, line.index, line.text) for line in template_lines(parts) if line.kind == "prose"]
+    """``(segment, line, prose)`` of every prose line (:func:`~logmine.stages.fidelity.template_lines`),
+    without the role label a line may start with (it is never edited)."""
+    return [(line.seg, line.index, line.text[line.head :]) for line in template_lines(parts) if line.kind == "prose"]
 
 
 def _near_code(lines: list[Line], k: int) -> bool:
@@ -287,14 +295,20 @@ def _edit_free_lines(source: str, edit: Edit) -> str:
         new = edit(text)
         if new is not None and not re.search(r"[A-Za-z0-9]", new):
             new = None
-        if new != text:
-            edits[(seg, line)] = new
-            if new is None:
-                lines = parts[seg].text.split("\n")
-                if 0 < line < len(lines) - 1 and not lines[line - 1].strip() and not lines[line + 1].strip():
-                    edits[(seg, line + 1)] = None
-                elif line == len(lines) - 1 and line > 0 and not lines[line - 1].strip():
-                    edits[(seg, line - 1)] = None
+        if new == text:
+            continue
+        whole = parts[seg].text.split("\n")[line]
+        label = whole[: len(whole) - len(text)]
+        if label:  # a role label stays, alone on its line when its text went
+            edits[(seg, line)] = label + new if new is not None else label.rstrip()
+            continue
+        edits[(seg, line)] = new
+        if new is None:
+            lines = parts[seg].text.split("\n")
+            if 0 < line < len(lines) - 1 and not lines[line - 1].strip() and not lines[line + 1].strip():
+                edits[(seg, line + 1)] = None
+            elif line == len(lines) - 1 and line > 0 and not lines[line - 1].strip():
+                edits[(seg, line - 1)] = None
     return _apply(parts, edits) if edits else source
 
 
@@ -381,6 +395,11 @@ def _insertion_point(parts: list[Segment], slots: list[int], barriers: set[str])
     if parts[seg].text[offset : offset + 1] == "\n":  # a label on its own line: the next line
         offset += 1
     return seg, offset
+
+
+def _fenced(fences: list[tuple[int, int]], seg: int, line: int) -> bool:
+    """Whether the start of line ``line`` of segment ``seg`` is inside a code fence."""
+    return sum(1 for f in fences if f < (seg, line)) % 2 == 1
 
 
 def _note(steps: list[str], name: str) -> None:

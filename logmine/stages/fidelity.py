@@ -38,13 +38,17 @@ class Segment:
     slot: str | None = None
 
 
-OPEN_BLOCK = "{{ '{%' }}"
-"""How static text spells a ``{%`` that would otherwise end a ``{% raw %}`` block (``{% endraw %}``)."""
+LITERALS = {"{{ '{%' }}": "{%", "{{ '\\r' }}": "\r"}
+"""How static text spells what Jinja2 would otherwise change: a ``{%`` that would end a
+``{% raw %}`` block (``{% endraw %}`` in the text), and a carriage return (Jinja2 turns
+``\\r\\n`` and ``\\r`` in template text into ``\\n``)."""
+_SPELLING = {v: k for k, v in LITERALS.items()}
 _PIECE_RE = re.compile(
-    r"\{% raw %\}(.*?)\{% endraw %\}|" + re.escape(OPEN_BLOCK) + r"|\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}", re.S)
+    r"\{% raw %\}(.*?)\{% endraw %\}|" + "|".join(re.escape(k) for k in LITERALS)
+    + r"|\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}", re.S)
 _JINJA_DELIMS = re.compile(r"\{\{|\{%|\{#|\}\}|%\}|#\}")
-_ENDRAW = re.compile(r"\{%(?=[-+]?\s*endraw)")
-"""A ``{%`` that Jinja2 would read as the end of a raw block."""
+_SPECIAL = re.compile(r"(\{%(?=[-+]?\s*endraw)|\r)")
+"""A ``{%`` that Jinja2 would read as the end of a raw block, and a carriage return."""
 
 
 def segments(source: str) -> list[Segment]:
@@ -65,8 +69,8 @@ def segments(source: str) -> list[Segment]:
 
     for m in _PIECE_RE.finditer(source):
         static(source[pos : m.start()])
-        if m.group(0) == OPEN_BLOCK:
-            static("{%")
+        if m.group(0) in LITERALS:
+            static(LITERALS[m.group(0)])
         elif m.group(2) is None:
             static(m.group(1))
         else:
@@ -79,13 +83,19 @@ def segments(source: str) -> list[Segment]:
 def escape_static(text: str) -> str:
     """Literal text as Jinja2 source: wrapped in ``{% raw %}`` when it holds Jinja delimiters.
 
-    Text ending in ``{`` is wrapped too (before a slot it would read as ``{{{``), and a ``{%``
-    that would close the raw block early (``{% endraw %}`` in the text) is written as
-    :data:`OPEN_BLOCK` between raw blocks. :func:`segments` reads all of these back.
+    Text ending in ``{`` is wrapped too (before a slot it would read as ``{{{``); a ``{%`` that
+    would close the raw block early and a carriage return are written as :data:`LITERALS`
+    between the pieces. :func:`segments` reads all of these back.
     """
-    if not (_JINJA_DELIMS.search(text) or text.endswith("{")):
-        return text
-    return OPEN_BLOCK.join("{% raw %}" + piece + "{% endraw %}" if piece else "" for piece in _ENDRAW.split(text))
+    out = []
+    for piece in _SPECIAL.split(text):
+        if piece in _SPELLING:
+            out.append(_SPELLING[piece])
+        elif _JINJA_DELIMS.search(piece) or piece.endswith("{"):
+            out.append("{% raw %}" + piece + "{% endraw %}")
+        else:
+            out.append(piece)
+    return "".join(out)
 
 
 def join(parts: Sequence[Segment]) -> str:
@@ -111,7 +121,12 @@ ROLE_LABEL = re.compile(
 )
 """A turn boundary: a role label at the start of a line (``user:``, ``<|im_start|>user``, ``[INST]``...)."""
 FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
-_CODE_HINT = re.compile(r"[{};=<>`|\\]|\w\(|\)\s*$|::|->|[:,(\[]\s*$|^\s*(?:#|//|/\*|\*\s|@)")
+_CODE_HINT = re.compile(
+    r"[{};=<>`|\\]|\w\(|\)\s*$|::|->|[:,(\[]\s*$|^\s*(?:#|//|/\*|\*\s|@)|\"\"\"|\'\'\'"  # punctuation of code
+    r"|[A-Za-z_]\w*\.[A-Za-z_]\w+|[a-z0-9]_\w|[a-z][A-Z]"  # dotted names, snake_case, camelCase
+    r"|^\s*(?:import|from|def|class|return|if|elif|else|for|while|try|except|with|raise|async|await|const|let|var|"
+    r"function|export|public|private|protected|static|package|func|fn|use|impl|struct|pub|mod|type|interface)\b"
+)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,3}[.)])\s+")
 
 
@@ -142,9 +157,10 @@ class Line:
     """Index of the line within the segment's text split on newlines."""
     text: str
     kind: str
-    """``prose`` (instructions, editable), ``partial`` (shares its line with a slot), ``labelled``
-    (a role label and text), ``blank``, ``structure`` (fences, tags, role labels, sentinels) or
-    ``code`` (inside a fence, or code-like)."""
+    """``prose`` (instructions, editable), ``partial`` (shares its line with a slot), ``blank``,
+    ``structure`` (fences, tags, role labels, sentinels) or ``code`` (inside a fence, or code-like)."""
+    head: int = 0
+    """Where the prose starts: after a role label the line begins with (``user: Be brief.``)."""
 
 
 def template_lines(parts: Sequence[Segment]) -> list[Line]:
@@ -166,31 +182,38 @@ def template_lines(parts: Sequence[Segment]) -> list[Line]:
             elif in_fence:
                 kind = "code"
             elif not whole:
-                kind = "partial"
+                label = ROLE_LABEL.match(text) if starts else None
+                out.append(Line(n, i, text, "partial", label.end() if label else 0))
+                continue
             elif not text.strip():
                 kind = "blank"
             elif is_prose(text):
                 kind = "prose"
-            elif (label := ROLE_LABEL.match(text)) and text[label.end() :].strip():
-                kind = "labelled"
+            elif (label := ROLE_LABEL.match(text)) and is_prose(text[label.end() :]):
+                out.append(Line(n, i, text, "prose", label.end()))
+                continue
             elif STRUCTURAL_LINE.match(text) or FIM_MARKERS.search(text) or has_turns(text):
                 kind = "structure"
             else:
                 kind = "code"
             out.append(Line(n, i, text, kind))
         at_line_start = seg.text.endswith("\n")
-    return out
+    return _code_region(out)
+
+
+def _code_region(lines: list[Line]) -> list[Line]:
+    """Unfenced code (a template that quotes code without a fence): everything from its first code
+    line to its last is code too (docstrings and comments there read like prose)."""
+    code = [k for k, line in enumerate(lines) if line.kind == "code"]
+    if not code:
+        return lines
+    return [Line(x.seg, x.index, x.text, "code") if code[0] < k < code[-1] and x.kind in ("prose", "blank") else x
+            for k, x in enumerate(lines)]
 
 
 def instruction_text(source: str) -> str:
     """The template's instructions: prose lines and the text beside slots, without code or structure."""
-    out = []
-    for line in template_lines(segments(source)):
-        if line.kind in ("prose", "partial"):
-            out.append(line.text)
-        elif line.kind == "labelled":
-            out.append(line.text[ROLE_LABEL.match(line.text).end() :])
-    return "\n".join(out)
+    return "\n".join(line.text[line.head :] for line in template_lines(segments(source)) if line.kind in ("prose", "partial"))
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

@@ -118,3 +118,80 @@ def test_fences_tags_and_role_labels_are_never_dropped() -> None:
     out = hashing().compress(src)
     for structural in ("```python\n", "```\n", "<context>", "system:"):
         assert structural in out.source
+
+
+def lossless() -> Compressor:
+    return Compressor(hashing_embedder(), whitespace_tokens, CompressConfig(lossy=False))
+
+
+@pytest.mark.parametrize("src", [
+    "<｜fim▁begin｜>{{ code }}\n\n<｜fim▁hole｜>\n{{ code2 }}\n<｜fim▁end｜>",
+    "<|repo_name|>logmine\n<|file_sep|>{{ code }}\n<|fim_prefix|>{{ code2 }}<|fim_suffix|>\n{{ code3 }}\n<|fim_middle|>",
+    "[SUFFIX]{{ suffix }}[PREFIX]+++++ {{ file_path }}\n{{ prefix }}",
+    "<PRE> {{ prefix }} <SUF>{{ suffix }} <MID>  Complete the code.  Complete the code.\n",
+], ids=["deepseek", "qwen-repo", "codestral", "codellama"])
+def test_fim_sentinels_stay_byte_for_byte(src: str) -> None:
+    out = hashing().compress(src)
+    assert (out.source, out.lossless_source, out.steps, out.lossy) == (src, src, [], False)
+
+
+def test_layout_goes_after_the_role_label_of_its_turn() -> None:
+    src = "user: Here is code from {{ path }}:\n```python\n{{ code }}\n```\nAnswer with code only.\n"
+    out = lossless().compress(src)
+    assert out.source == "user: Answer with code only.\n\nHere is code from {{ path }}:\n```python\n{{ code }}\n```\n"
+    src = "system: Be brief.\nuser:\nContext from {{ path }}:\n{{ code }}\nExplain the error.\n"
+    assert lossless().compress(src).source == "system: Be brief.\nuser:\nExplain the error.\n\nContext from {{ path }}:\n{{ code }}\n"
+
+
+def test_layout_never_crosses_a_turn_or_a_barrier_slot() -> None:
+    # the tail belongs to the <user> turn that starts after the last slot: nothing to gain, nothing moves
+    src = "<system>\nYou help on {{ file_path }}. Prefer small changes.\n\n<user>\nIs there a library function for this?"
+    assert lossless().compress(src).source == src
+    # a slot whose logged values hold turns ("user: /fix ...") is a barrier
+    src = "{{ var1 }}\nFind the cause and show the corrected code."
+    assert lossless().compress(src, barriers={"var1"}).source == src
+    assert lossless().compress(src).source == "Find the cause and show the corrected code.\n\n{{ var1 }}"
+    # a trailing role label after the instruction: the instruction stays in its turn
+    src = "user: {{ q }}\nAnswer briefly.\nassistant:"
+    assert lossless().compress(src).source == src
+
+
+def test_layout_never_moves_text_into_a_fence() -> None:
+    src = "Here is {{ lang }} code:\n```{{ lang }}\n{{ code }}\n```\n\nRewrite it: {{ ask }}\nKeep the names. Answer with code only."
+    out = lossless().compress(src, barriers={"code"})  # a fenced slot's "user:" lines are code, not turns
+    assert out.source == "Keep the names. Answer with code only.\n\nHere is {{ lang }} code:\n```{{ lang }}\n{{ code }}\n```\n\nRewrite it: {{ ask }}"
+
+
+def test_code_in_static_text_keeps_every_byte() -> None:
+    code = ("Code:\n    def __init__(self, x):  # keep  two spaces\n        self.x = x\n\n\n\nimport hashlib\nfrom typing import Any\n"
+            "The public API is imported lazily, so it stays light.\n\"\"\"\nclass A:\n    pass\n")
+    src = "Please really just rewrite this.\n" + code + "Request: {{ ask }}\n"
+    out = hashing().compress(src)
+    assert code in out.source
+
+
+def test_docstring_prose_inside_quoted_code_is_code() -> None:
+    src = "Rewrite:\nx = compute()\nThe result is cached. Please note that it is really slow.\ny = x + 1\n{{ ask }}"
+    out = hashing().compress(src)
+    assert "Please note that it is really slow." in out.source
+
+
+def test_sentences_keep_list_numbers_and_abbreviations() -> None:
+    assert sentences("1. First do x. 2. Then y\ne.g. this one. Next.") == ["1. First do x.", "2. Then y", "e.g. this one.", "Next."]
+
+
+def test_dedupe_keeps_numbered_steps_and_structure() -> None:
+    src = "Be concise. Be concise!\n1. Do this thing.\n2. Do this thing.\n```\n```\n{{ q }}"
+    assert lossless().compress(src).source == "Be concise.\n1. Do this thing.\n2. Do this thing.\n```\n```\n{{ q }}"
+
+
+def test_role_label_stays_when_its_sentence_is_pruned() -> None:
+    src = "system: Please just answer really briefly.\nuser: {{ q }}"
+    out = hashing().compress(src)
+    assert out.source.startswith("system: ") and out.source.endswith("\nuser: {{ q }}")
+
+
+def test_dunder_names_are_not_markdown_emphasis() -> None:
+    src = "Explain what __init__ does and why **it** matters here.\n{{ code }}"
+    out = hashing().compress(src)
+    assert "__init__" in out.source
