@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from logmine.cli._options import FormatOption, OutOption, QuietOption
-from logmine.cli._output import OutputFormat, emit_json, emit_mapping, emit_table, progress_bar
+from logmine.cli._output import OutputFormat, emit_json, emit_table, progress_bar
 from logmine.errors import InputPathError, OptionError
 
 
@@ -58,9 +58,35 @@ def compress(
     if fmt is OutputFormat.json:
         emit_json(summary)
         return
-    emit_mapping("logmine compress", summary)
-    if summary["secrets_by_kind"]:
-        emit_table("secrets redacted", [{"kind": k, "count": v} for k, v in summary["secrets_by_kind"].items()])
+    _emit_tables(summary)
+
+
+def _emit_tables(s: dict) -> None:  # noqa: ANN001
+    emit_table("logmine compress", [{"": k, "value": v} for k, v in (
+        ("templates found", s["templates_found"]), ("families (pack templates)", s["families"]),
+        ("traffic covered", f"{s['traffic_covered']:.1%} of {s['requests']:,} requests"),
+        ("instances matched", f"{s['instances_matched']:,} of {s['requests_covered']:,}"),
+        ("fidelity (mean / min)", f"{s['fidelity']:.3f} / {s['fidelity_min']:.3f}"), ("lossy templates", s["lossy_templates"]),
+        ("secrets redacted", s["secrets_redacted"]), ("time", f"{s['seconds']:.1f} s"), ("pack", s["pack"]),
+    )], ["", "value"])
+    rows = [
+        {"per request": "static tokens", "before": s["static_tokens_before"], "lossless": s["static_tokens_after_lossless"],
+         "lossy": s["static_tokens_after"], "lossy + trimmed": s["static_tokens_after"]},
+        {"per request": "rendered tokens", "before": s["rendered_tokens_before"], "lossless": s["rendered_tokens_after_lossless"],
+         "lossy": s["rendered_tokens_after_lossy"], "lossy + trimmed": s["rendered_tokens_after"]},
+        {"per request": "uncached tokens", "before": s["uncached_tokens_before"], "lossless": s["uncached_tokens_after_lossless"],
+         "lossy": s["uncached_tokens_after_lossy"], "lossy + trimmed": s["uncached_tokens_after"]},
+        {"per request": "KV-block share", "before": s["kv_block_share_before"], "lossless": s["kv_block_share_after_lossless"],
+         "lossy": None, "lossy + trimmed": s["kv_block_share_after"]},
+    ]
+    emit_table(f"tokens, traffic-weighted over {s['measured_requests']:,} measured requests", rows)
+    if s["trim_budget_tokens"] is not None:
+        f1 = "n/a" if s["trim_f1"] is None else f"{s['trim_f1']:.3f} vs {s['trim_f1_nearest_lines']:.3f} nearest lines"
+        emit_table("context trimming", [{"": k, "value": v} for k, v in (
+            ("budget (prefix tokens)", s["trim_budget_tokens"]), ("requests trimmed", s["trimmed_requests"]),
+            (f"F1 of kept units ({s['trim_f1_requests']} completions)", f1))], ["", "value"])
+    if s["secrets_by_kind"]:
+        emit_table("secrets redacted", [{"kind": k, "count": v} for k, v in s["secrets_by_kind"].items()])
 
 
 def register(app: typer.Typer) -> None:

@@ -319,14 +319,15 @@ def _build_pack(families, measured: Measured, total_requests, redactor, config, 
             trimmed_slots=dict(sorted(fam.roles.items())) or None, measured_requests=m.n,
         ))
     result = _totals(families, templates, measured, plen, total_requests, redactor, config)
+    r4 = {k: round(v, 4) if isinstance(v, float) else v for k, v in result.__dict__.items()}
     totals = PackTotals(
-        templates=len(templates), requests=result.requests_covered, static_tokens_before=result.static_tokens_before,
-        static_tokens_after=result.static_tokens_after, static_tokens_after_lossless=result.static_tokens_after_lossless,
-        rendered_tokens_before=result.rendered_tokens_before, rendered_tokens_after=result.rendered_tokens_after,
-        rendered_tokens_after_lossless=result.rendered_tokens_after_lossless,
-        rendered_tokens_after_untrimmed=result.rendered_tokens_after_lossy, uncached_tokens_before=result.uncached_tokens_before,
-        uncached_tokens_after=result.uncached_tokens_after, kv_block_share_before=result.kv_block_share_before,
-        kv_block_share_after=result.kv_block_share_after, fidelity=result.fidelity, secrets_redacted=result.secrets_redacted,
+        templates=len(templates), requests=r4["requests_covered"], static_tokens_before=r4["static_tokens_before"],
+        static_tokens_after=r4["static_tokens_after"], static_tokens_after_lossless=r4["static_tokens_after_lossless"],
+        rendered_tokens_before=r4["rendered_tokens_before"], rendered_tokens_after=r4["rendered_tokens_after"],
+        rendered_tokens_after_lossless=r4["rendered_tokens_after_lossless"],
+        rendered_tokens_after_untrimmed=r4["rendered_tokens_after_lossy"], uncached_tokens_before=r4["uncached_tokens_before"],
+        uncached_tokens_after=r4["uncached_tokens_after"], kv_block_share_before=r4["kv_block_share_before"],
+        kv_block_share_after=r4["kv_block_share_after"], fidelity=r4["fidelity"], secrets_redacted=result.secrets_redacted,
     )
     pack = TemplatePack(
         created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), logmine_version=__version__,
