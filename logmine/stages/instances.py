@@ -70,18 +70,22 @@ def block_share(token_ids: Iterable[Sequence[int]], block: int = BLOCK) -> Block
     A block is shared when its chained hash (its tokens and every token before it, as vLLM's
     prefix cache keys it) occurs in at least two prompts.
     """
-    prompts = [list(ids) for ids in token_ids]
+    import numpy as np
+
     chains: list[list[bytes]] = []
     counts: Counter[bytes] = Counter()
-    for ids in prompts:
+    total = 0
+    step = 4 * block
+    for ids in token_ids:
+        buf = np.asarray(ids, dtype="<u4").tobytes()
+        total += len(ids)
         h = hashlib.blake2b(digest_size=16)
         keys = []
-        for start in range(0, len(ids) - len(ids) % block, block):
-            h.update(b"".join(i.to_bytes(4, "little", signed=False) for i in ids[start : start + block]))
+        for start in range(0, len(buf) - len(buf) % step, step):
+            h.update(buf[start : start + step])
             keys.append(h.copy().digest())
         chains.append(keys)
         counts.update(set(keys))
-    total = sum(len(ids) for ids in prompts)
     shared = sum(block * sum(1 for k in keys if counts[k] >= 2) for keys in chains)
     return BlockShare(total, shared)
 
@@ -197,23 +201,37 @@ def measure(families: Sequence[FamilySample], events: Any, trim: Any, count_toke
             texts["lossy"].append(render(fam.lossy, slots))
             texts["after"].append(render(fam.lossy, trimmed.get((i, j), slots)))
             owner.append(i)
+    ids: dict[str, list] = {}
     for n, variant in enumerate(VARIANTS):
         progress("compress tokens", n, len(VARIANTS))
-        lengths, share = _count(texts[variant], count_tokens, token_ids, batch, variant != "lossy")
-        if share is not None:
-            out.block_share[variant] = round(share.share, 4)
-        for i, length in zip(owner, lengths, strict=True):
-            out.families[i].tokens.setdefault(variant, []).append(length)
+        ids[variant] = _tokens(texts, variant, ids, count_tokens, token_ids, batch)
+        if token_ids is not None and variant != "lossy":
+            out.block_share[variant] = round(block_share(ids[variant]).share, 4)
+        for i, x in zip(owner, ids[variant], strict=True):
+            out.families[i].tokens.setdefault(variant, []).append(x if isinstance(x, int) else len(x))
     progress("compress tokens", len(VARIANTS), len(VARIANTS))
     return out
 
 
-def _count(texts: list[str], count_tokens: Callable[[list[str]], list[int]], token_ids: TokenIds | None, batch: int,
-           share: bool) -> tuple[list[int], BlockShare | None]:
-    if token_ids is None:
-        return [n for start in range(0, len(texts), batch) for n in count_tokens(texts[start : start + batch])], None
-    ids = [x for start in range(0, len(texts), batch) for x in token_ids(texts[start : start + batch])]
-    return [len(x) for x in ids], (block_share(ids) if share else None)
+def _tokens(texts: dict[str, list[str]], variant: str, done: dict[str, list], count_tokens: Callable[[list[str]], list[int]],
+            token_ids: TokenIds | None, batch: int) -> list:
+    """Token ids (or counts, without ``token_ids``) of one variant's texts, in batches; a text equal to
+    the same instance's text of an earlier variant is not tokenized again."""
+    mine = texts[variant]
+    out: list = [None] * len(mine)
+    todo = []
+    for k, text in enumerate(mine):
+        same = next((v for v in done if texts[v][k] == text), None)
+        if same is not None:
+            out[k] = done[same][k]
+        else:
+            todo.append(k)
+    fn = token_ids if token_ids is not None else count_tokens
+    for start in range(0, len(todo), batch):
+        chunk = todo[start : start + batch]
+        for k, x in zip(chunk, fn([mine[k] for k in chunk]), strict=True):
+            out[k] = x
+    return out
 
 
 def _recent_files(families: Sequence[FamilySample], keys: list[tuple[int, int]], events: Any) -> dict[str, list[str]]:
