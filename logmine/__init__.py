@@ -21,6 +21,7 @@ _API = {
     "flows": ("logmine.stages.flows", "flows"), "FlowsConfig": ("logmine.stages.flows", "FlowsConfig"), "FlowsResult": ("logmine.stages.flows", "FlowsResult"),
     "heatmap": ("logmine.stages.heatmap", "heatmap"), "HeatmapConfig": ("logmine.stages.heatmap", "HeatmapConfig"), "HeatmapResult": ("logmine.stages.heatmap", "HeatmapResult"),
     "mine_templates": ("logmine.stages.templates", "mine_templates"), "MineConfig": ("logmine.stages.templates", "MineConfig"), "MineResult": ("logmine.stages.templates", "MineResult"), "merge_results": ("logmine.stages.templates", "merge_results"), "mine_prompts": ("logmine.stages.templates_prompts", "mine_prompts"), "merge_near_duplicates": ("logmine.stages.dedup", "merge_near_duplicates"), "DedupConfig": ("logmine.stages.dedup", "DedupConfig"), "templates": ("logmine.stages.templates_workspace", "run"), "TemplatesConfig": ("logmine.stages.templates_workspace", "TemplatesConfig"),
+    "compress_logs": ("logmine.jobs", "compress_logs"), "CompressJobConfig": ("logmine.jobs", "CompressJobConfig"), "CompressConfig": ("logmine.stages.compress", "CompressConfig"), "Compressor": ("logmine.stages.compress", "Compressor"), "ExportConfig": ("logmine.stages.export", "ExportConfig"),
     "run_pipeline": ("logmine.pipeline", "run_pipeline"), "load_pipeline": ("logmine.pipeline", "load_pipeline"), "RunRecord": ("logmine.pipeline", "RunRecord"), "write_report": ("logmine.report", "write_report"), "make_engine": ("logmine.engine", "make_engine"), "EngineConfig": ("logmine.engine", "EngineConfig"),
 }
 
