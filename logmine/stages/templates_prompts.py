@@ -172,10 +172,13 @@ def _replace_value(text: str, name: str, value: str) -> str:
     return text
 
 
+_LANGUAGE_LABELS = ("```", "~~~", "anguage: ", "LANGUAGE:", "anguage=")
+
+
 def _replace_language(text: str, value: str, token: str) -> str:
     """The language where a prompt names it: a code fence's info string or a "language:" label
     (elsewhere a language name is as likely part of the user's words)."""
-    if value not in text:
+    if not any(f"{label}{value}" in text for label in _LANGUAGE_LABELS):
         return text
     v = re.escape(value)
     return re.sub(rf"(?:(?<=```)|(?<=~~~)|(?<=[Ll]anguage: )|(?<=LANGUAGE:)|(?<=[Ll]anguage=)){v}(?![\w+#-])", token, text)
@@ -260,20 +263,28 @@ _LEAD = re.compile(r"(?:[ \t]*\n)*")
 
 
 def _pieces(text: str) -> list[tuple[str, bool, int]]:
-    """``(piece, starts a line, offset)``: the text cut at line ends and around fixed pieces."""
+    """``(piece, starts a line, offset)``: the text cut around fixed pieces and at line ends
+    (each newline a piece of its own)."""
     out = []
     offset = 0
-    for line in text.splitlines(keepends=True):
-        body = line.rstrip("\n")
-        start = True
-        for part in _FIXED.split(body):
-            if part:
-                out.append((part, start, offset))
-                offset += len(part)
+    start = True
+    for i, part in enumerate(_FIXED.split(text)):
+        if not part:
+            continue
+        if i % 2:
+            out.append((part, start, offset))
+            offset += len(part)
+            start = False
+            continue
+        for j, segment in enumerate(part.split("\n")):
+            if j:
+                out.append(("\n", False, offset))
+                offset += 1
+                start = True
+            if segment:
+                out.append((segment, start, offset))
+                offset += len(segment)
                 start = False
-        if len(body) < len(line):
-            out.append((line[len(body) :], False, offset))
-            offset += len(line) - len(body)
     return out
 
 
