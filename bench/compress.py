@@ -14,8 +14,8 @@ traffic-weighted per request:
 There is no compression peer on this machine (no LLMLingua or similar, no model downloads), so the
 peer column is the reference the issue quotes (89 -> 32 static tokens at fidelity 0.94) and, for
 trimming, the nearest-lines baseline at the same budget. ``--ceiling`` also reads the pack to say
-how much of the static text is instructions at all (FIM sentinels, role labels and quoted code are
-not compressible), which bounds any static-token cut.
+how much of the static text is editable prose at all (whole lines of instructions; FIM sentinels,
+role labels, text beside slots and quoted code are never edited), which bounds the static-token cut.
 
 Example:
     .venv/bin/python bench/compress.py --requests 100000 --seed 7 --work /tmp/bench-compress --ceiling
@@ -75,7 +75,7 @@ def ceiling(pack_path: Path, tokenizer: str | None) -> dict:
     """How much of the static text could be compressed at all: instruction tokens, FIM share."""
     from logmine.models import load_tokenizer
     from logmine.stages.compress import is_fim
-    from logmine.stages.fidelity import instruction_text, static_text
+    from logmine.stages.fidelity import segments, static_text, template_lines
 
     pack = json.loads(pack_path.read_text())
     tok = load_tokenizer(tokenizer)
@@ -85,27 +85,28 @@ def ceiling(pack_path: Path, tokenizer: str | None) -> dict:
 
     ts = pack["templates"]
     total = sum(t["n_requests"] for t in ts) or 1
-    statics = n([static_text(t["original_source"]) for t in ts])
-    prose = n([instruction_text(t["original_source"]) for t in ts])
     fim = [is_fim(t["original_source"]) for t in ts]
+    statics = n([static_text(t["original_source"]) for t in ts])
+    prose = n(["\n".join(x.text[x.head :] for x in template_lines(segments(t["original_source"])) if x.kind == "prose")
+               if not f else "" for t, f in zip(ts, fim, strict=True)])
     weighted = lambda xs: sum(x * t["n_requests"] for x, t in zip(xs, ts, strict=True)) / total  # noqa: E731
     return {
         "fim_traffic_share": round(sum(t["n_requests"] for t, f in zip(ts, fim, strict=True) if f) / total, 4),
         "static_tokens": round(weighted(statics), 2),
-        "instruction_tokens": round(weighted(prose), 2),
+        "editable_prose_tokens": round(weighted(prose), 2),
         "static_tokens_fim": round(weighted([s if f else 0 for s, f in zip(statics, fim, strict=True)]), 2),
-        "templates_with_no_instruction": sum(1 for p in prose if p == 0),
+        "templates_without_editable_prose": sum(1 for p in prose if p == 0),
         "single_request_templates": sum(1 for t in ts if t["n_requests"] == 1),
     }
 
 
 def report(s: dict, wall: float, peak: float, ceil: dict | None) -> None:
     def cut(a: float, b: float) -> str:
-        return f"{(1 - b / a):+.1%}".replace("+", "-", 1) if a else "n/a"
+        return f"{b / a - 1:+.1%}" if a else "n/a"
 
     print(f"requests {s['requests']:,}; templates found {s['templates_found']}, families {s['families']}, "
           f"traffic covered {s['traffic_covered']:.1%}, instances matched {s['instances_matched']:,}, measured {s['measured_requests']:,}")
-    print("| per request (traffic-weighted) | before | lossless | lossy | lossy + trimmed | cut (final) | reference |")
+    print("| per request (traffic-weighted) | before | lossless | lossy | lossy + trimmed | change (final) | reference |")
     print("|---|---|---|---|---|---|---|")
     print(f"| static template tokens | {s['static_tokens_before']:.2f} | {s['static_tokens_after_lossless']:.2f} | "
           f"{s['static_tokens_after']:.2f} | (same) | {cut(s['static_tokens_before'], s['static_tokens_after'])} | 89 -> 32 (-64 %) |")

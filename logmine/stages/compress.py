@@ -59,6 +59,9 @@ class CompressConfig:
     """A sentence whose best cosine is below this counts as not covered at all."""
     near_duplicate: float = 0.92
     """Cosine at or above which two sentences of one template are the same instruction."""
+    drop_min_similarity: float = 0.7
+    """The lossy stage drops a sentence only when another sentence that stays says nearly the same
+    (cosine at least this): a unique instruction, however short, is never dropped."""
     reorder: bool = True
     """Move trailing instructions before the first slot (prefix-cache-aware layout)."""
     min_shared_prefix_tokens: int = 16
@@ -228,13 +231,23 @@ class Compressor:
                     _note(steps, "prune")
         for sent in self._drop_order(current):
             where = _locate(current, sent)
-            if where is None:
+            if where is None or sent.rstrip().endswith("?"):  # a question is the user's, not an instruction
                 continue
             candidate = _edit_free_lines(current, _on_sentence(*where, lambda s: ""))
-            if candidate != current and self.fidelity(original, candidate) >= gate:
+            if candidate == current or not self._said_elsewhere(sent, candidate):
+                continue
+            if self.fidelity(original, candidate) >= gate:
                 current = candidate
                 _note(steps, "drop")
         return current
+
+    def _said_elsewhere(self, sentence: str, source: str) -> bool:
+        """Whether a sentence of ``source``'s instructions is at least ``drop_min_similarity`` close to ``sentence``."""
+        rest = sentences(instruction_text(source))
+        if not rest:
+            return False
+        vecs = self.embed([sentence, *rest])
+        return float((vecs[1:] @ vecs[0]).max()) >= self.config.drop_min_similarity
 
     def _drop_order(self, source: str) -> list[str]:
         """Instruction sentences of free lines, most redundant first (highest similarity to another)."""

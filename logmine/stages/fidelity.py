@@ -130,6 +130,12 @@ _CODE_HINT = re.compile(
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,3}[.)])\s+")
 
 
+TURN_MARKER = re.compile(
+    r"\[/?INST\]|<</?SYS>>|<\|(?:im_start|im_end|eot_id|end|user|assistant|system|start_header_id|end_header_id)\|>|"
+    r"</?(?:s|system|user|assistant|human)>|<(?:start|end)_of_turn>", re.I)
+"""A chat turn's tag anywhere in a line (``... [/INST]``, ``<|im_end|>``): the line is structure."""
+
+
 def has_turns(text: str) -> bool:
     """Whether ``text`` holds a role label at the start of a line (a chat turn boundary)."""
     return bool(ROLE_LABEL.search(text))
@@ -137,7 +143,7 @@ def has_turns(text: str) -> bool:
 
 def is_prose(line: str) -> bool:
     """A line of instructions in natural language: not indented, no code punctuation, mostly words."""
-    if STRUCTURAL_LINE.match(line) or FIM_MARKERS.search(line) or has_turns(line):
+    if STRUCTURAL_LINE.match(line) or FIM_MARKERS.search(line) or has_turns(line) or TURN_MARKER.search(line):
         return False
     if re.match(r"(?:[ ]{2,}|\t)\S", line) or _CODE_HINT.search(_BULLET.sub("", line)):
         return False
