@@ -142,6 +142,9 @@ def skeleton(prompt: str, values: Mapping[str, str] | None = None, slots: SlotSt
     text = prompt
     for name, value in sorted(values.items(), key=lambda kv: -len(kv[1])):
         text = _replace_value(text, name, value)
+    if "```" in text or "~~~" in text:
+        # a fence's info string is the language even when the record does not say which
+        text = _FENCE_INFO.sub(r"\1{language}", text)
     if slots is not None:
         from logmine.code import resolve_language
 
@@ -150,6 +153,7 @@ def skeleton(prompt: str, values: Mapping[str, str] | None = None, slots: SlotSt
     return text
 
 
+_FENCE_INFO = re.compile(r"(?m)^([ \t]*(?:```|~~~))(?!\{language\})[A-Za-z][\w+#.-]*(?=[ \t]*$)")
 _CACHE_SIZE = 50_000
 _KINDS: dict[tuple[str, bool, str | None], str] = {}
 """The kind of each piece seen (static lines recur in every prompt of their template)."""
