@@ -32,6 +32,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from logmine.pack import content_id
+from logmine.stages.templates_cluster import find_root
 
 log = logging.getLogger(__name__)
 
@@ -262,10 +263,10 @@ def merge_near_duplicates(
         edge = _judge(ids, texts, vectors, i, j, config)
         if edge is not None:
             result.edges.append(edge)
-            parent[_find(parent, i)] = _find(parent, j)
+            parent[find_root(parent, i)] = find_root(parent, j)
     groups: dict[int, list[str]] = {}
     for i, tid in enumerate(ids):
-        groups.setdefault(_find(parent, i), []).append(tid)
+        groups.setdefault(find_root(parent, i), []).append(tid)
     for members in groups.values():
         fid = content_id({"family": sorted(members)})
         result.members[fid] = sorted(members, key=lambda t: (-weights.get(t, 0), t))
@@ -291,10 +292,3 @@ def _judge(ids: list[str], texts: list[str], vectors: np.ndarray | None, i: int,
         if semantic < config.semantic_threshold:
             return None
     return MergeEdge(ids[i], ids[j], round(edit, 6), None if semantic is None else round(semantic, 6))
-
-
-def _find(parent: list[int], k: int) -> int:
-    while parent[k] != k:
-        parent[k] = parent[parent[k]]
-        k = parent[k]
-    return k

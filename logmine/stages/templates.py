@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from logmine.masking import DEFAULT_RULES, WILDCARD, Masker, MaskRule
 from logmine.pack import content_id
-from logmine.stages.templates_cluster import ClusterParams, Group, cluster, collapse_wildcards
+from logmine.stages.templates_cluster import ClusterParams, Group, cluster, collapse_wildcards, find_root
 
 log = logging.getLogger(__name__)
 
@@ -139,13 +139,7 @@ class MinerState:
         return len(self.tokens) - 1
 
     def find(self, u: int) -> int:
-        parent = self.parent
-        root = u
-        while parent[root] != root:
-            root = parent[root]
-        while parent[u] != root:
-            parent[u], u = root, parent[u]
-        return root
+        return find_root(self.parent, u)
 
     def live(self) -> list[int]:
         return [u for u in range(len(self.parent)) if self.parent[u] == u]

@@ -274,7 +274,7 @@ def _merge_gaps(groups: list[Group], weights: Sequence[int], params: ClusterPara
             _join(parent, framed)
     merged: dict[int, list[int]] = defaultdict(list)
     for k in range(len(groups)):
-        merged[_find(parent, k)].append(k)
+        merged[find_root(parent, k)].append(k)
     out = []
     for ks in merged.values():
         if len(ks) == 1:
@@ -326,9 +326,9 @@ def _structured(middle: str, wildcards: frozenset[str]) -> bool:
 
 
 def _join(parent: list[int], members: list[int]) -> None:
-    root = _find(parent, members[0])
+    root = find_root(parent, members[0])
     for k in members[1:]:
-        parent[_find(parent, k)] = root
+        parent[find_root(parent, k)] = root
 
 
 _MAX_FRAME_BUCKET = 200
@@ -386,7 +386,8 @@ def _frame_pattern(pats: list[tuple[str, ...]]) -> tuple[tuple[str, ...], int, i
     return (*head, middle, *tail), len(head), len(tail)
 
 
-def _find(parent: list[int], k: int) -> int:
+def find_root(parent: list[int], k: int) -> int:
+    """The root of ``k`` in a union-find forest (path halving)."""
     while parent[k] != k:
         parent[k] = parent[parent[k]]
         k = parent[k]

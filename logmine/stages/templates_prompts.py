@@ -32,7 +32,6 @@ RECORD_SLOTS = ("prefix", "suffix", "selection", "file_path", "language")
 """Record fields whose values become placeholders of the same name."""
 ATTR_SLOTS = {"selection": "selection", "selected_code": "selection", "codeToEdit": "selection", "code_to_edit": "selection"}
 """Keys of a record's ``attrs`` JSON that carry the selection."""
-SLOT_TYPES = {"prefix": "code", "suffix": "code", "selection": "code", "code": "code", "diff": "code", "file_path": "path", "language": "language"}
 PLACEHOLDER = re.compile(r"\{(prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}")
 """The placeholders this module writes (anything else in braces is static text)."""
 MIN_VALUE_CHARS = 8
