@@ -177,6 +177,8 @@ def other_readers(events: int, data_dir: Path) -> dict[str, dict[str, float]]:
             files.setdefault(fmt, []).append(path)
     result = {}
     for fmt, paths in files.items():
+        for batch in readers[fmt].read(paths[0]):  # warm up: imports, compiled patterns
+            pass
         started, rows, lines, size = time.perf_counter(), 0, 0, sum(p.stat().st_size for p in paths)
         for path in paths:
             for batch in readers[fmt].read(path):
