@@ -18,7 +18,7 @@ how much of the static text is editable prose at all (whole lines of instruction
 role labels, text beside slots and quoted code are never edited), which bounds the static-token cut.
 
 Example:
-    .venv/bin/python bench/compress.py --requests 100000 --seed 7 --work /tmp/bench-compress --ceiling
+    .venv/bin/python bench/compress.py --requests 100000 --seed 7 --work /tmp/bench-compress --ceiling --stages
 """
 
 from __future__ import annotations
@@ -100,6 +100,31 @@ def ceiling(pack_path: Path, tokenizer: str | None) -> dict:
     }
 
 
+def stage_times(ws: Path) -> dict[str, float]:
+    """Re-run the export stage alone on the bench's workspace, timing its steps (the progress callback)."""
+    from logmine.jobs import CompressJobConfig, _embedder, _tokenizer
+    from logmine.stages.export import ExportConfig
+    from logmine.stages.export import run as export
+    from logmine.workspace import Workspace
+
+    started = time.perf_counter()
+    config = CompressJobConfig()
+    embedder, _ = _embedder(config)
+    count, ids, _ = _tokenizer(config)
+    marks: dict[str, float] = {"load models": time.perf_counter()}
+
+    def progress(description: str, done: int, total: int) -> None:
+        if done == 0 and description not in marks:
+            marks[description] = time.perf_counter()
+
+    export(Workspace.open(ws), embedder, count, ExportConfig(pack_dir=ws / "bench-pack"), progress, ids)
+    names, stamps = list(marks), [*marks.values(), time.perf_counter()]
+    out = {"load models": round(stamps[0] - started, 2)}
+    out.update({name: round(b - a, 2) for name, a, b in zip(names, stamps, stamps[1:]) if name != "load models"})
+    out["export total"] = round(stamps[-1] - started, 2)
+    return out
+
+
 def report(s: dict, wall: float, peak: float, ceil: dict | None) -> None:
     def cut(a: float, b: float) -> str:
         return f"{b / a - 1:+.1%}" if a else "n/a"
@@ -137,6 +162,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/bench-compress"), help="where logs and the workspace go")
     ap.add_argument("--regenerate", action="store_true", help="generate the logs even if WORK/logs exists")
     ap.add_argument("--ceiling", action="store_true", help="also measure how much static text is instructions at all")
+    ap.add_argument("--stages", action="store_true", help="also time the export stage's steps (re-run in-process)")
     ap.add_argument("--json", type=Path, help="write the figures here as JSON")
     ap.add_argument("extra", nargs="*", help="more options for logmine compress (after --)")
     args = ap.parse_args()
@@ -146,8 +172,12 @@ def main() -> None:
     summary, wall, peak = run_compress(logs, args)
     ceil = ceiling(Path(summary["pack"]) / "pack.json", None) if args.ceiling else None
     report(summary, wall, peak, ceil)
+    stages = stage_times(args.work / "ws") if args.stages else None
+    if stages:
+        print("export stage alone (s): " + ", ".join(f"{k} {v}" for k, v in stages.items()))
     if args.json:
-        args.json.write_text(json.dumps({"summary": summary, "wall_s": wall, "peak_rss_mb": peak, "ceiling": ceil}, indent=2) + "\n")
+        args.json.write_text(json.dumps({"summary": summary, "wall_s": wall, "peak_rss_mb": peak, "ceiling": ceil,
+                                         "stages": stages}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

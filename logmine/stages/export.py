@@ -208,6 +208,7 @@ def run(
     samples = [FamilySample(f.compressed.lossless_source, f.compressed.source, f.roles, f.sample,
                             [f.slots[r["request_id"]] for r in f.sample]) for f in families]
     measured = measure(samples, events, config.trim, count_tokens, token_ids, progress)
+    progress("compress pack", 0, 1)
     pack, result = _build_pack(families, measured, total_requests, redactor, config, count_tokens)
     pack_dir = config.pack_dir or ws.root / "pack"
     write_pack(pack, pack_dir)
@@ -275,6 +276,7 @@ def _slots_for(fam: Family, own: tuple[str, list[str]] | None, prompt: str) -> t
 
 
 def _compress(families: list[Family], compressor: Compressor, redactor: Redactor, progress: ProgressFn) -> None:
+    progress("compress templates", 0, len(families))
     for fam in families:
         fam.original = redactor(fam.raw_source)
         fam.roles = trim_roles(fam.original)

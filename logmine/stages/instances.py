@@ -187,6 +187,7 @@ def measure(families: Sequence[FamilySample], events: Any, trim: Any, count_toke
     :class:`~logmine.stages.trim.TrimConfig`, or None for no trimming (``after`` is then ``lossy``).
     """
     keys = [(i, j) for i, f in enumerate(families) for j in range(len(f.requests)) if f.roles]
+    progress("compress trim", 0, 1)
     recent = _recent_files(families, keys, events) if trim is not None and keys else {}
     trimmed = _trim(families, keys, recent, trim) if trim is not None and keys else {}
     out = Measured([FamilyTokens({}) for _ in families], trimmed=len(trimmed))
