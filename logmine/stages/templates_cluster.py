@@ -91,6 +91,10 @@ _NAMED = re.compile(r"\{[a-z_]+\d*(?::[a-z]{6,})?\}")
 """A named slot (``{code}``, ``{prefix}``) or a slot token."""
 
 
+SENTINEL = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|</[A-Z][A-Z0-9_]{1,30}>|\[/?(?:PREFIX|SUFFIX|INST)\]")
+"""Model sentinels and closing tags of prompts: template structure that a variable never spans."""
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def has_mask(token: str, wildcards: frozenset[str]) -> bool:
     """Whether ``token`` holds a mask, a named slot or a slot token (memoised: tokens recur)."""
@@ -104,6 +108,8 @@ def is_variable(values: Counter[str], lines: int, params: ClusterParams, wildcar
     distinct = len(values)
     if distinct <= 1:
         return False
+    if len({tuple(SENTINEL.findall(v)) for v in values}) > 1:
+        return False  # values that differ in their model sentinels are different templates' structure
     if distinct > params.max_constant_values:
         return True
     if distinct >= 3 and distinct / max(lines, 1) > params.variable_ratio:
@@ -302,8 +308,8 @@ def _variable_region(
         varied += lines[k] if WILDCARD in middle.split(" ") else 0
     total = sum(middles.values())
     distinct = varied + sum(1 for m in middles if WILDCARD not in m.split(" "))
-    if _shared_phrase(middles):
-        return False
+    if _shared_phrase(middles) or any(SENTINEL.search(m) for m in middles):
+        return False  # a region holding a model sentinel (``<|im_end|>``) is structure, not one value
     if unique and (distinct < params.unique_region_ratio * total or any(_structured(m, wildcards) for m in middles)):
         return False
     return is_variable(middles, total, params, wildcards, region=True)
