@@ -108,8 +108,6 @@ def is_variable(values: Counter[str], lines: int, params: ClusterParams, wildcar
     distinct = len(values)
     if distinct <= 1:
         return False
-    if len({tuple(SENTINEL.findall(v)) for v in values}) > 1:
-        return False  # values that differ in their model sentinels are different templates' structure
     if distinct > params.max_constant_values:
         return True
     if distinct >= 3 and distinct / max(lines, 1) > params.variable_ratio:
