@@ -38,7 +38,6 @@ from logmine.stages.fidelity import (
     coverage,
     has_turns,
     instruction_text,
-    is_prose,
     join,
     segments,
     sentence_spans,
