@@ -6,22 +6,19 @@ with ``LOGMINE_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/formats/test_cont
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
 import re
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _golden import assert_lines_accounted, assert_summary_matches, check_golden, compressed_copies, schema_golden
+
 import logmine
 from logmine.formats import Batch, continue_llm, detect_format
-from logmine.records import LLM_REQUESTS_SCHEMA
 from logmine.workspace import Workspace
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "formats" / "continue-llm"
@@ -32,31 +29,9 @@ A, B, C, D = ("3f2a9c1e-0b7d-4c55-9e61-5d8f0a7b2c10", "8e41d7aa-2f3b-4b0e-a1c9-7
 
 
 def golden(batches: list[Batch]) -> dict[str, Any]:
-    """Everything the reader produced for a file, as JSON-able data with every column present."""
-    requests = []
-    for row in (r for b in batches for r in b.requests):
-        assert set(row) <= set(LLM_REQUESTS_SCHEMA), f"columns outside the schema: {set(row) - set(LLM_REQUESTS_SCHEMA)}"
-        requests.append({c: _jsonable(row.get(c)) for c in LLM_REQUESTS_SCHEMA if c not in {"source_format", "source_file"}})
+    """Everything the reader produced for a file; it writes requests only."""
     assert not any(b.events for b in batches)
-    return {
-        "lines_read": sum(b.lines_read for b in batches),
-        "lines_accepted": sum(b.lines_accepted for b in batches),
-        "requests": requests,
-        "rejects": [{"source_line": r.source_line, "reason": r.reason, "raw": r.raw} for b in batches for r in b.rejects],
-    }
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, datetime):
-        assert value.utcoffset() is not None and value.utcoffset().total_seconds() == 0, "ts must be tz-aware UTC"
-        return value.isoformat()
-    return value
-
-
-def check_golden(produced: dict[str, Any], expected_path: Path) -> None:
-    if os.environ.get("LOGMINE_REGEN_GOLDEN"):
-        expected_path.write_text(json.dumps(produced, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
-    assert produced == json.loads(expected_path.read_text())
+    return schema_golden(batches, tables=("requests",))
 
 
 def read_all(path: Path) -> list[Batch]:
@@ -83,9 +58,7 @@ def test_batch_boundaries_change_nothing(path: Path, monkeypatch: pytest.MonkeyP
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
 def test_every_line_is_accounted(path: Path) -> None:
     batches = read_all(path)
-    lines = len(path.read_bytes().splitlines())
-    assert sum(b.lines_read for b in batches) == lines
-    assert sum(b.lines_accepted + len(b.rejects) for b in batches) == lines
+    assert_lines_accounted(batches, len(path.read_bytes().splitlines()))
 
 
 def test_interleaved_interactions_become_one_request_each() -> None:
@@ -183,22 +156,17 @@ def test_detection_and_foreign_lines(tmp_path: Path) -> None:
 
 def test_compressed_variants_read_identically(tmp_path: Path) -> None:
     source = CASES / "interactions.jsonl"
-    data = source.read_bytes()
-    (tmp_path / "llm.jsonl.gz").write_bytes(gzip.compress(data))
-    (tmp_path / "llm.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(data))
     expected = golden(read_all(source))
-    for name in ("llm.jsonl.gz", "llm.jsonl.zst"):
-        assert detect_format(tmp_path / name) == "continue-llm"
-        assert golden(read_all(tmp_path / name)) == expected
+    for path in compressed_copies(source, tmp_path):
+        assert detect_format(path) == "continue-llm"
+        assert golden(read_all(path)) == expected
 
 
 def test_ingest_end_to_end(tmp_path: Path) -> None:
     report = logmine.ingest(FIXTURES, tmp_path / "ws")
     expected = [golden(read_all(p)) for p in FIXTURES]
     summary = report.summary()
-    assert (summary["files_ingested"], summary["lines_read"], summary["lines_accepted"], summary["lines_rejected"]) == (
-        len(FIXTURES), sum(g["lines_read"] for g in expected), sum(g["lines_accepted"] for g in expected),
-        sum(len(g["rejects"]) for g in expected))
+    assert_summary_matches(summary, len(FIXTURES), expected)
     requests = Workspace.open(tmp_path / "ws").read("llm_requests")
     assert requests.height == sum(len(g["requests"]) for g in expected)
     chat = requests.filter(requests["request_id"] == A).to_dicts()[0]
@@ -218,7 +186,6 @@ def test_any_input_is_accounted_and_never_raises(tmp_path: Path, lines: list[byt
     path = tmp_path / "llm.jsonl"
     path.write_bytes(b"".join(line + b"\n" for line in lines))
     batches = read_all(path)
-    assert sum(b.lines_read for b in batches) == len(lines)
-    assert sum(b.lines_accepted + len(b.rejects) for b in batches) == len(lines)
+    assert_lines_accounted(batches, len(lines))
     starts = sum(1 for b in batches for r in b.requests)
     assert starts <= sum(b.lines_accepted for b in batches)

@@ -1,23 +1,22 @@
 """The KaVE reader: golden rows for an array file with all 20 event types, JSON Lines with bad
 lines, a broken document and a zip built here; accounting, detection, ingest.
 
-Regenerate the expected JSON on purpose with ``LOGMINE_UPDATE_GOLDEN=1`` and review the diff.
+Regenerate the expected JSON on purpose with ``LOGMINE_REGEN_GOLDEN=1`` and review the diff.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 import zipfile
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from _golden import check_golden, merged_golden
 
 import logmine
 from logmine.formats import detect_format, kave
@@ -26,39 +25,11 @@ from logmine.records import ACTIONS, EVENTS_SCHEMA
 
 CASES = Path(__file__).parents[1] / "cases" / "formats" / "kave"
 SHARED = Path("/work/shared/formats/kave/JsonUtilsIDEEventTest.events.json")
-UPDATE = os.environ.get("LOGMINE_UPDATE_GOLDEN") == "1"
 EVENTS = json.loads((CASES / "all_types.json").read_text())
 
 
 def produced(path: Path) -> dict[str, Any]:
-    batch = merge_batches(kave.read(path))
-    return {
-        "lines_read": batch.lines_read,
-        "lines_accepted": batch.lines_accepted,
-        "events": [_jsonable(r) for r in batch.events],  # type: ignore[union-attr]
-        "requests": [_jsonable(r) for r in batch.requests],  # type: ignore[union-attr]
-        "rejects": [{"source_line": r.source_line, "reason": r.reason, "raw": r.raw} for r in batch.rejects],
-    }
-
-
-def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in sorted(row.items()):
-        if isinstance(value, datetime):
-            assert value.utcoffset() is not None and value.utcoffset().total_seconds() == 0
-            value = value.isoformat()
-        elif key == "attrs" and value is not None:
-            parsed = json.loads(value)
-            assert value == orjson.dumps(parsed, option=orjson.OPT_SORT_KEYS).decode(), "attrs must be sorted compact JSON"
-            value = parsed
-        out[key] = value
-    return out
-
-
-def check_golden(actual: dict[str, Any], expected: Path) -> None:
-    if UPDATE:
-        expected.write_text(json.dumps(actual, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
-    assert actual == json.loads(expected.read_text())
+    return merged_golden(kave.read(path))
 
 
 def build_zip(path: Path) -> Path:

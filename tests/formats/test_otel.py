@@ -2,25 +2,24 @@
 names, OpenLLMetry, streaming chunks, malformed lines) and a pretty-printed document;
 accounting, detection, ingest, and the semantic-conventions examples when /work/shared is there.
 
-Regenerate the expected JSON on purpose with ``LOGMINE_UPDATE_GOLDEN=1`` and review the diff.
+Regenerate the expected JSON on purpose with ``LOGMINE_REGEN_GOLDEN=1`` and review the diff.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import tempfile
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from _golden import check_golden, merged_golden
 
 import logmine
 from logmine.formats import detect_format, otel
@@ -29,38 +28,10 @@ from logmine.records import EVENTS_SCHEMA, LLM_REQUESTS_SCHEMA, REQUEST_KINDS
 
 CASES = Path(__file__).parents[1] / "cases" / "formats" / "otel"
 EXAMPLES = Path("/work/shared/formats/otel-genai/docs_gen-ai_non-normative_examples-llm-calls.md")
-UPDATE = os.environ.get("LOGMINE_UPDATE_GOLDEN") == "1"
 
 
 def produced(path: Path) -> dict[str, Any]:
-    batch = merge_batches(otel.read(path))
-    return {
-        "lines_read": batch.lines_read,
-        "lines_accepted": batch.lines_accepted,
-        "events": [_jsonable(r) for r in batch.events],  # type: ignore[union-attr]
-        "requests": [_jsonable(r) for r in batch.requests],  # type: ignore[union-attr]
-        "rejects": [{"source_line": r.source_line, "reason": r.reason, "raw": r.raw} for r in batch.rejects],
-    }
-
-
-def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in sorted(row.items()):
-        if isinstance(value, datetime):
-            assert value.utcoffset() is not None and value.utcoffset().total_seconds() == 0
-            value = value.isoformat()
-        elif key == "attrs" and value is not None:
-            parsed = json.loads(value)
-            assert value == orjson.dumps(parsed, option=orjson.OPT_SORT_KEYS).decode(), "attrs must be sorted compact JSON"
-            value = parsed
-        out[key] = value
-    return out
-
-
-def check_golden(actual: dict[str, Any], expected: Path) -> None:
-    if UPDATE:
-        expected.write_text(json.dumps(actual, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
-    assert actual == json.loads(expected.read_text())
+    return merged_golden(otel.read(path))
 
 
 @pytest.mark.parametrize("name", ["genai.jsonl", "genai_pretty.json"])

@@ -6,58 +6,27 @@ with ``LOGMINE_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/formats/test_tabb
 
 from __future__ import annotations
 
-import gzip
 import json
-import os
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _golden import assert_lines_accounted, assert_summary_matches, check_golden, compressed_copies, schema_golden
+
 import logmine
 from logmine.formats import Batch, detect_format, tabby
-from logmine.records import ACTIONS, EVENTS_SCHEMA, LLM_REQUESTS_SCHEMA
+from logmine.records import ACTIONS
 from logmine.workspace import Workspace
 
 CASES = Path(__file__).resolve().parents[1] / "cases" / "formats" / "tabby"
 FIXTURES = sorted(p for p in CASES.glob("*.json") if not p.name.endswith(".expected.json"))
-_FILLED_BY_INGEST = {"source_format", "source_file"}
 
 
 def golden(batches: list[Batch]) -> dict[str, Any]:
-    """Everything the reader produced for a file, as JSON-able data with every column present."""
-
-    def rows(items: list[dict[str, Any]], schema: dict[str, Any]) -> list[dict[str, Any]]:
-        out = []
-        for row in items:
-            assert set(row) <= set(schema), f"columns outside the schema: {set(row) - set(schema)}"
-            out.append({c: _jsonable(row.get(c)) for c in schema if c not in _FILLED_BY_INGEST})
-        return out
-
-    return {
-        "lines_read": sum(b.lines_read for b in batches),
-        "lines_accepted": sum(b.lines_accepted for b in batches),
-        "events": rows([r for b in batches for r in b.events], EVENTS_SCHEMA),
-        "requests": rows([r for b in batches for r in b.requests], LLM_REQUESTS_SCHEMA),
-        "rejects": [{"source_line": r.source_line, "reason": r.reason, "raw": r.raw} for b in batches for r in b.rejects],
-    }
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, datetime):
-        assert value.utcoffset() is not None and value.utcoffset().total_seconds() == 0, "ts must be tz-aware UTC"
-        return value.isoformat()
-    return value
-
-
-def check_golden(produced: dict[str, Any], expected_path: Path) -> None:
-    if os.environ.get("LOGMINE_REGEN_GOLDEN"):
-        expected_path.write_text(json.dumps(produced, indent=1, ensure_ascii=False, sort_keys=True) + "\n")
-    assert produced == json.loads(expected_path.read_text())
+    return schema_golden(batches)
 
 
 def read_all(path: Path) -> list[Batch]:
@@ -80,9 +49,7 @@ def test_batch_boundaries_change_nothing(path: Path, monkeypatch: pytest.MonkeyP
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
 def test_every_line_is_accounted(path: Path) -> None:
     batches = read_all(path)
-    lines = len(path.read_bytes().splitlines())
-    assert sum(b.lines_read for b in batches) == lines
-    assert sum(b.lines_accepted + len(b.rejects) for b in batches) == lines
+    assert_lines_accounted(batches, len(path.read_bytes().splitlines()))
     produced = {r["source_line"] for b in batches for r in [*b.events, *b.requests]}
     assert len(produced) == sum(b.lines_accepted for b in batches)
     assert not produced & {r.source_line for b in batches for r in b.rejects}
@@ -146,22 +113,17 @@ def test_detection_and_foreign_lines(tmp_path: Path) -> None:
 
 def test_compressed_variants_read_identically(tmp_path: Path) -> None:
     source = CASES / "2024-05-14.json"
-    data = source.read_bytes()
-    (tmp_path / "2024-05-14.json.gz").write_bytes(gzip.compress(data))
-    (tmp_path / "2024-05-14.json.zst").write_bytes(zstandard.ZstdCompressor().compress(data))
     expected = golden(read_all(source))
-    for name in ("2024-05-14.json.gz", "2024-05-14.json.zst"):
-        assert detect_format(tmp_path / name) == "tabby"
-        assert golden(read_all(tmp_path / name)) == expected
+    for path in compressed_copies(source, tmp_path):
+        assert detect_format(path) == "tabby"
+        assert golden(read_all(path)) == expected
 
 
 def test_ingest_end_to_end(tmp_path: Path) -> None:
     report = logmine.ingest(FIXTURES, tmp_path / "ws")
     expected = [golden(read_all(p)) for p in FIXTURES]
     summary = report.summary()
-    assert (summary["files_ingested"], summary["lines_read"], summary["lines_accepted"], summary["lines_rejected"]) == (
-        len(FIXTURES), sum(g["lines_read"] for g in expected), sum(g["lines_accepted"] for g in expected),
-        sum(len(g["rejects"]) for g in expected))
+    assert_summary_matches(summary, len(FIXTURES), expected)
     ws = Workspace.open(tmp_path / "ws")
     events, requests = ws.read("events"), ws.read("llm_requests")
     assert events.height == sum(len(g["events"]) for g in expected)
@@ -183,5 +145,4 @@ def test_any_input_is_accounted_and_never_raises(tmp_path: Path, lines: list[byt
     path = tmp_path / "events.json"
     path.write_bytes(b"".join(line + b"\n" for line in lines))
     batches = read_all(path)
-    assert sum(b.lines_read for b in batches) == len(lines)
-    assert sum(b.lines_accepted + len(b.rejects) for b in batches) == len(lines)
+    assert_lines_accounted(batches, len(lines))
