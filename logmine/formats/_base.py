@@ -6,7 +6,7 @@ from __future__ import annotations
 import gzip
 import io
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -134,6 +134,31 @@ def iter_json_records(path: Path, skip_blank: bool = True) -> Iterator[tuple[int
             yield number, raw, decode_json_line(raw)
         except RecordError as err:
             yield number, raw, err
+
+
+def read_batches(
+    path: Path, add_rows: Callable[[Batch, Any, int], None], batch_lines: int,
+    finish: Callable[[Batch], None] | None = None,
+) -> Iterator[Batch]:
+    """The line loop of a JSON Lines reader: ``add_rows(batch, obj, line)`` puts one record's rows
+    into the batch or raises RecordError (the line becomes a reject); a batch goes out every
+    ``batch_lines`` lines read, and the last one after ``finish(batch)`` has run on it."""
+    batch = Batch()
+    for number, raw, obj in iter_json_records(path):
+        batch.lines_read += 1
+        try:
+            if isinstance(obj, RecordError):
+                raise obj
+            add_rows(batch, obj, number)
+            batch.lines_accepted += 1
+        except RecordError as err:
+            batch.rejects.append(reject(number, raw, err))
+        if batch.lines_read >= batch_lines:
+            yield batch
+            batch = Batch()
+    if finish is not None:
+        finish(batch)
+    yield batch
 
 
 # -- value checks ------------------------------------------------------------------------------

@@ -38,12 +38,11 @@ from logmine.formats._base import (
     attrs_json,
     decode_json_line,
     ide_from_user_agent,
-    iter_json_records,
     language_from_path,
     latency,
     optional,
     parse_ts,
-    reject,
+    read_batches,
     require,
     token_count,
 )
@@ -100,23 +99,13 @@ def sniff(path: Path, head: list[bytes]) -> bool:
 
 def read(path: Path) -> Iterator[Batch]:
     from_name = event_name_from_path(path)
-    batch = Batch()
-    for number, raw, obj in iter_json_records(path):
-        batch.lines_read += 1
-        try:
-            if isinstance(obj, RecordError):
-                raise obj
-            events, requests = rows_for(obj, number, from_name)
-        except RecordError as err:
-            batch.rejects.append(reject(number, raw, err))
-        else:
-            batch.events.extend(events)  # type: ignore[union-attr]
-            batch.requests.extend(requests)  # type: ignore[union-attr]
-            batch.lines_accepted += 1
-        if batch.lines_read >= BATCH_LINES:
-            yield batch
-            batch = Batch()
-    yield batch
+
+    def add_rows(batch: Batch, obj: Any, number: int) -> None:
+        events, requests = rows_for(obj, number, from_name)
+        batch.events.extend(events)  # type: ignore[union-attr]
+        batch.requests.extend(requests)  # type: ignore[union-attr]
+
+    yield from read_batches(path, add_rows, BATCH_LINES)
 
 
 def rows_for(obj: Any, number: int, default_name: str | None = None) -> Rows:

@@ -34,11 +34,10 @@ from logmine.formats._base import (
     attrs_json,
     check_type,
     decode_json_line,
-    iter_json_records,
     message_text,
     optional,
     parse_epoch_ms,
-    reject,
+    read_batches,
     render_messages,
     require,
     token_count,
@@ -148,21 +147,14 @@ def sniff(path: Path, head: list[bytes]) -> bool:
 
 def read(path: Path) -> Iterator[Batch]:
     grouper = _Grouper()
-    batch = Batch()
-    for number, raw, obj in iter_json_records(path):
-        batch.lines_read += 1
-        try:
-            if isinstance(obj, RecordError):
-                raise obj
-            batch.requests.extend(grouper.take(obj, number))  # type: ignore[union-attr]
-            batch.lines_accepted += 1
-        except RecordError as err:
-            batch.rejects.append(reject(number, raw, err))
-        if batch.lines_read >= BATCH_LINES:
-            yield batch
-            batch = Batch()
-    batch.requests.extend(grouper.close())  # type: ignore[union-attr]
-    yield batch
+
+    def add_rows(batch: Batch, obj: Any, number: int) -> None:
+        batch.requests.extend(grouper.take(obj, number))  # type: ignore[union-attr]
+
+    def finish(batch: Batch) -> None:
+        batch.requests.extend(grouper.close())  # type: ignore[union-attr]
+
+    yield from read_batches(path, add_rows, BATCH_LINES, finish)
 
 
 def _start(obj: dict[str, Any], iid: str, kind: str, ts: datetime, number: int) -> _Interaction:

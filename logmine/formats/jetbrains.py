@@ -43,12 +43,11 @@ from logmine.formats._base import (
     RecordError,
     attrs_json,
     check_type,
-    iter_json_records,
     latency,
     normalise_language,
     optional,
     parse_ts,
-    reject,
+    read_batches,
 )
 from logmine.formats._jsondoc import map_action
 from logmine.records import REJECT_ABSURD_VALUE, REJECT_MISSING_FIELD, REJECT_WRONG_TYPE
@@ -109,20 +108,10 @@ def sniff(path: Path, head: list[bytes]) -> bool:
 
 
 def read(path: Path) -> Iterator[Batch]:
-    batch = Batch()
-    for number, raw, obj in iter_json_records(path):
-        batch.lines_read += 1
-        try:
-            if isinstance(obj, RecordError):
-                raise obj
-            batch.events.append(event_row(obj, number))  # type: ignore[union-attr]
-            batch.lines_accepted += 1
-        except RecordError as err:
-            batch.rejects.append(reject(number, raw, err))
-        if batch.lines_read >= BATCH_LINES:
-            yield batch
-            batch = Batch()
-    yield batch
+    def add_rows(batch: Batch, obj: Any, number: int) -> None:
+        batch.events.append(event_row(obj, number))  # type: ignore[union-attr]
+
+    yield from read_batches(path, add_rows, BATCH_LINES)
 
 
 def event_row(obj: Any, number: int) -> dict[str, Any]:

@@ -61,9 +61,9 @@ from logmine.formats._base import (
     attrs_json,
     check_type,
     head_lines,
-    iter_json_records,
     latency,
     optional,
+    read_batches,
     reject,
     require,
 )
@@ -115,27 +115,17 @@ def read(path: Path) -> Iterator[Batch]:
 
 
 def _read_lines(path: Path) -> Iterator[Batch]:
-    batch = Batch()
-    for number, raw, obj in iter_json_records(path):
-        batch.lines_read += 1
-        try:
-            if isinstance(obj, RecordError):
-                raise obj
-            rows, errors = _line_rows(obj, number)
-            if errors and not rows:
-                first = errors[0]
-                more = f" (and {len(errors) - 1} more bad spans)" if len(errors) > 1 else ""
-                raise RecordError(first.kind, first.detail + more)
-            for err in errors:
-                log.warning("%s:%d: a span was skipped: %s", path, number, err)
-            _add(batch, rows)
-            batch.lines_accepted += 1
-        except RecordError as err:
-            batch.rejects.append(reject(number, raw, err))
-        if batch.lines_read >= BATCH_UNITS:
-            yield batch
-            batch = Batch()
-    yield batch
+    def add_rows(batch: Batch, obj: Any, number: int) -> None:
+        rows, errors = _line_rows(obj, number)
+        if errors and not rows:
+            first = errors[0]
+            more = f" (and {len(errors) - 1} more bad spans)" if len(errors) > 1 else ""
+            raise RecordError(first.kind, first.detail + more)
+        for err in errors:
+            log.warning("%s:%d: a span was skipped: %s", path, number, err)
+        _add(batch, rows)
+
+    yield from read_batches(path, add_rows, BATCH_UNITS)
 
 
 def _line_rows(obj: Any, number: int) -> tuple[list[tuple[str, dict[str, Any]]], list[RecordError]]:

@@ -40,7 +40,7 @@ from logmine.formats._base import (
     normalise_language,
     optional,
     parse_epoch_ms,
-    reject,
+    read_batches,
     render_messages,
     require,
 )
@@ -70,23 +70,13 @@ def sniff(path: Path, head: list[bytes]) -> bool:
 
 def read(path: Path) -> Iterator[Batch]:
     outcomes = _outcomes(path)
-    batch = Batch()
-    for number, raw, obj in iter_json_records(path):
-        batch.lines_read += 1
-        try:
-            if isinstance(obj, RecordError):
-                raise obj
-            events, requests = rows_for(obj, number, outcomes)
-        except RecordError as err:
-            batch.rejects.append(reject(number, raw, err))
-        else:
-            batch.events.extend(events)  # type: ignore[union-attr]
-            batch.requests.extend(requests)  # type: ignore[union-attr]
-            batch.lines_accepted += 1
-        if batch.lines_read >= BATCH_LINES:
-            yield batch
-            batch = Batch()
-    yield batch
+
+    def add_rows(batch: Batch, obj: Any, number: int) -> None:
+        events, requests = rows_for(obj, number, outcomes)
+        batch.events.extend(events)  # type: ignore[union-attr]
+        batch.requests.extend(requests)  # type: ignore[union-attr]
+
+    yield from read_batches(path, add_rows, BATCH_LINES)
 
 
 def _outcomes(path: Path) -> dict[str, bool]:
