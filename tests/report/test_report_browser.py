@@ -6,37 +6,19 @@ Needs Debian's chromium: installed with apt-get when missing, skipped when that 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from _browser import dump_dom
 
 from logmine.report import SECTION_IDS, write_report
 
 pytestmark = pytest.mark.browser
 
 
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    try:
-        subprocess.run(["apt-get", "install", "-y", "chromium"], check=True, capture_output=True, timeout=900)
-    except (OSError, subprocess.SubprocessError) as exc:
-        pytest.skip(f"chromium is not installed and apt-get install failed: {exc}")
-    return shutil.which("chromium") or pytest.skip("chromium still missing after apt-get install")  # type: ignore[return-value]
-
-
 def test_report_renders_in_headless_chromium(full_workspace: Path, tmp_path: Path) -> None:
-    chromium = _chromium()
     result = write_report(full_workspace, out=tmp_path / "index.html")
-    run = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
-         f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=10000", "--dump-dom", result.path.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
+    run = dump_dom(result.path, tmp_path / "profile", 10000)
     dom = run.stdout
     body = re.search(r"<body([^>]*)>", dom).group(1)  # type: ignore[union-attr]
     attrs = dict(re.findall(r'data-([a-z]+)="([^"]*)"', body))

@@ -6,27 +6,15 @@ Needs Debian's chromium; installed with apt-get when missing, skipped when that 
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from _browser import dump_dom
 from heatmap_helpers import make_workspace, planted_records
 
 from logmine.stages.heatmap import HeatmapConfig, heatmap
 
 pytestmark = pytest.mark.browser
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    try:
-        subprocess.run(["apt-get", "install", "-y", "chromium"], check=True, capture_output=True, timeout=900)
-    except (OSError, subprocess.SubprocessError) as exc:
-        pytest.skip(f"chromium is not installed and apt-get install failed: {exc}")
-    return shutil.which("chromium") or pytest.skip("chromium still missing after apt-get install")  # type: ignore[return-value]
 
 
 @pytest.fixture(scope="module")
@@ -49,13 +37,7 @@ def test_page_is_self_contained(page: Path) -> None:
 
 
 def test_charts_render_in_headless_chromium(page: Path, tmp_path: Path) -> None:
-    chromium = _chromium()
-    run = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
-         f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=15000", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
+    run = dump_dom(page, tmp_path / "profile", 15000)
     dom = run.stdout
     charts = int(re.search(r'data-charts="(\d+)"', dom).group(1))  # type: ignore[union-attr]
     assert charts == 5
