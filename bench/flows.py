@@ -135,6 +135,15 @@ def worker_pm4py(path: str, out: str) -> dict:
     return {"seconds": seconds, "cpu": cpu}
 
 
+def peak_rss_mib() -> float:
+    """This process's peak RSS: VmHWM, which starts afresh at exec (ru_maxrss keeps the parent's peak across fork + exec)."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def run_worker(name: str, path: Path, out: Path) -> dict:
     proc = subprocess.run([sys.executable, __file__, "_worker", name, str(path), str(out)], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
@@ -217,7 +226,7 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "_worker":
         name, path, out = sys.argv[2:5]
         report = (worker_logmine if name == "logmine" else worker_pm4py)(path, out)
-        report["rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        report["rss_mib"] = peak_rss_mib()
         print(json.dumps(report))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -49,8 +49,10 @@ def sessionize(events: pl.LazyFrame, idle_gap_s: float | None) -> tuple[pl.DataF
     new case; ``None`` or 0 never splits.
 
     Sorting is on integers: session keys become categorical codes (case numbers follow those
-    codes, so they mean nothing across runs) and source files their rank by name, so ties
-    keep file-then-line order.
+    codes, so they mean nothing across runs). When each session's rows already come in
+    (ts, file, line) order, as in a log written in time order, one UInt64 per row (code,
+    row number) is sorted (:func:`_presorted_order`); otherwise source files become their
+    rank by name and the rows are sorted by all four keys, so ties keep file-then-line order.
     """
     base = events.select("session_id", "ts", "action", pl.col("weight").fill_null(1), "source_file", "source_line").collect()
     lf = events
@@ -64,32 +66,63 @@ def sessionize(events: pl.LazyFrame, idle_gap_s: float | None) -> tuple[pl.DataF
     else:
         key = sid
     vocab = sorted(base["action"].unique().to_list())
-    files = sorted(base["source_file"].drop_nulls().unique().to_list())
-    keys = pl.DataFrame({
-        "k": key.cast(pl.Categorical).to_physical().cast(pl.UInt64),
-        "t": base["ts"].dt.epoch("us"),
-        "f": base["source_file"].cast(pl.Enum(files)).to_physical().cast(pl.UInt64),
-        "line": base["source_line"],
-        "action": base["action"].cast(pl.Enum(vocab)),
-        "ts": base["ts"],
-        "weight": base["weight"],
-    }).with_row_index("row")
-    seq = _sort_order(keys).select("row", "k", "action", "ts", "weight")  # the sort carries the payload
-    key_change = (pl.col("k") != pl.col("k").shift(1)).fill_null(True)
-    new_case = key_change
-    if idle_gap_s:
-        gap = (pl.col("ts") - pl.col("ts").shift(1)).dt.total_microseconds()
-        new_case = key_change | (gap > int(round(idle_gap_s * US))).fill_null(False)
-    seq = (
-        seq.lazy()
-        .with_columns(new_case.alias("_new"), key_change.alias("_first"))
-        .with_columns((pl.col("_new").cast(pl.UInt32).cum_sum() - 1).alias("case"))
-        .with_columns((pl.col("case") - pl.when(pl.col("_first")).then(pl.col("case")).forward_fill()).alias("seg"))
-        .select("case", "seg", "action", "ts", "weight", "row")
-        .collect()
-        .rechunk()
-    )
+    k = key.cast(pl.Categorical).to_physical().cast(pl.UInt64)
+    payload = pl.DataFrame({"action": base["action"].cast(pl.Enum(vocab)), "ts": base["ts"], "weight": base["weight"]})
+    presorted = _presorted_order(k.to_numpy(), base["ts"].dt.epoch("us").to_numpy(), base["source_file"], base["source_line"])
+    if presorted is not None:
+        order, k_sorted = presorted
+        seq = payload[order].insert_column(0, pl.Series("row", order, dtype=pl.UInt32))
+    else:
+        files = sorted(base["source_file"].drop_nulls().unique().to_list())
+        keys = payload.with_columns(
+            k.alias("k"), base["ts"].dt.epoch("us").alias("t"),
+            base["source_file"].cast(pl.Enum(files)).to_physical().cast(pl.UInt64).alias("f"), base["source_line"].alias("line"),
+        ).with_row_index("row")
+        seq = _sort_order(keys).select("row", "k", "action", "ts", "weight")  # the sort carries the payload
+        k_sorted = seq["k"].to_numpy()
+    case, seg = _cases(k_sorted, seq["ts"].dt.epoch("us").to_numpy(), idle_gap_s)
+    seq = seq.select(pl.Series("case", case), pl.Series("seg", seg), "action", "ts", "weight", "row").rechunk()
     return seq, lf.select("session_id", "user_id", "ide", "source_file")
+
+
+def _cases(k: np.ndarray, t: np.ndarray, idle_gap_s: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Case and segment numbers (UInt32) of rows sorted by k then time ``t`` (microseconds)."""
+    first = np.ones(k.size, dtype=bool)
+    np.not_equal(k[1:], k[:-1], out=first[1:])
+    new = first
+    if idle_gap_s and k.size:
+        new = first.copy()
+        new[1:] |= np.diff(t) > int(round(idle_gap_s * US))
+    case = np.cumsum(new, dtype=np.uint32) - np.uint32(1)
+    return case, case - np.maximum.accumulate(np.where(first, case, np.uint32(0)))
+
+
+def _presorted_order(k: np.ndarray, t: np.ndarray, files: pl.Series, lines: pl.Series) -> tuple[np.ndarray, np.ndarray] | None:
+    """The rows in (k, t, source_file, source_line) order and k in that order, if each k's rows already are, else None.
+
+    Logs are written in time order, so this is the usual case: then one sort of a single
+    UInt64 (k in the high bits, the row number in the low ones) orders everything, and a
+    pass over neighbours checks the time, file and line order within each k.
+    """
+    n = k.size
+    row_bits = max(int(n - 1).bit_length(), 1)
+    if n == 0 or int(k.max()).bit_length() + row_bits > 64:
+        return None
+    packed = np.sort((k << np.uint64(row_bits)) | np.arange(n, dtype=np.uint64))  # keys are unique: any sort is stable
+    order = (packed & np.uint64((1 << row_bits) - 1)).view(np.int64)
+    packed >>= np.uint64(row_bits)
+    same = packed[1:] == packed[:-1]
+    dt = np.diff(t[order])
+    if (same & (dt < 0)).any():
+        return None
+    ties = np.flatnonzero(same & (dt == 0))
+    if ties.size == 0:
+        return order, packed
+    a, b = pl.Series(order[ties]), pl.Series(order[ties + 1])
+    pairs = pl.DataFrame({"fa": files.gather(a), "fb": files.gather(b), "la": lines.gather(a), "lb": lines.gather(b)})
+    fa, fb, la, lb = pl.col("fa"), pl.col("fb"), pl.col("la"), pl.col("lb")  # nulls sort last
+    in_order = (fa.is_not_null() & (fb.is_null() | (fa < fb))) | (fa.eq_missing(fb) & (lb.is_null() | (la.is_not_null() & (la <= lb))))
+    return (order, packed) if pairs.select(in_order.all()).item() else None
 
 
 def _sort_order(keys: pl.DataFrame) -> pl.DataFrame:
@@ -166,7 +199,8 @@ def dfg_partial(seq: pl.DataFrame, steps: pl.DataFrame, exact: bool = False, his
         pl.len().cast(pl.Int64).alias("count"), pl.col("case").n_unique().cast(pl.Int64).alias("sessions"),
         gap.sum().alias("gap_sum_us"), gap.min().alias("gap_min_us"), gap.max().alias("gap_max_us"),
     ]
-    edges = edge_names(steps.group_by("edge").agg(*aggs, *(_quantile_aggs() if exact else [])), vocab)
+    fast = _edge_aggregates(steps, exact) if steps.height else None
+    edges = edge_names(steps.group_by("edge").agg(*aggs, *(_quantile_aggs() if exact else [])) if fast is None else fast, vocab)
     heavy = seq.filter(pl.col("weight") > 1)
     if heavy.height:
         edges = _weighted(edges, heavy, steps, vocab)
@@ -175,6 +209,57 @@ def dfg_partial(seq: pl.DataFrame, steps: pl.DataFrame, exact: bool = False, his
     quantiles = ["mid_lo_us", "mid_hi_us", "p95_us"] if exact else []
     edges = edges.select("src", "dst", "count", "weighted_count", "sessions", "weighted_sessions", "gap_sum_us", "gap_min_us", "gap_max_us", *quantiles)
     return edges, gap_histogram(steps, vocab) if histogram else None
+
+
+def _edge_aggregates(steps: pl.DataFrame, exact: bool) -> pl.DataFrame | None:
+    """Per edge: count, distinct sessions, gap sum/min/max (and exact quantiles), or None.
+
+    Two sorts of packed UInt64 keys (numpy's vectorised sort): (edge, gap) puts each edge's
+    gaps in order, from which everything but sessions is read off; (case, edge) counts the
+    distinct sessions. Quantiles pick the order statistics polars' ``quantile`` uses, with
+    its interpolation. None when the keys do not fit 64 bits (or a gap is negative).
+    """
+    edge, case, gap = steps["edge"].to_numpy(), steps["case"].to_numpy(), steps["gap_us"].to_numpy()
+    e_bits, c_bits = max(int(edge.max()).bit_length(), 1), max(int(case.max()).bit_length(), 1)
+    g_min, g_max = int(gap.min()), int(gap.max())
+    g_bits = max(g_max.bit_length(), 1)
+    if g_min < 0 or e_bits + g_bits > 64 or e_bits + c_bits > 64:
+        return None
+    by_edge = _packed(edge, gap, g_bits)
+    by_edge.sort()
+    gaps = (by_edge & np.uint64((1 << g_bits) - 1)).view(np.int64)
+    by_edge >>= np.uint64(g_bits)
+    starts = np.r_[0, np.flatnonzero(by_edge[1:] != by_edge[:-1]) + 1]
+    edges = by_edge[starts]
+    counts = np.diff(np.r_[starts, by_edge.size])
+    del by_edge
+    pairs = _packed(case, edge, e_bits)
+    pairs.sort()
+    first = np.ones(pairs.size, dtype=bool)
+    np.not_equal(pairs[1:], pairs[:-1], out=first[1:])
+    pairs &= np.uint64((1 << e_bits) - 1)
+    sessions = np.bincount(pairs.view(np.int64)[first], minlength=int(edges.max()) + 1)[edges]
+    cols: dict[str, object] = {
+        "edge": pl.Series(edges, dtype=pl.UInt32), "count": counts.astype(np.int64), "sessions": sessions.astype(np.int64),
+        "gap_sum_us": np.add.reduceat(gaps, starts), "gap_min_us": gaps[starts], "gap_max_us": gaps[starts + counts - 1],
+    }
+    if exact:
+        pos = (counts - 1) * 0.95
+        q_lo, q_hi = np.floor(pos).astype(np.int64), np.ceil(pos).astype(np.int64)
+        lo, hi = gaps[starts + q_lo].astype(np.float64), gaps[starts + q_hi].astype(np.float64)
+        cols |= {
+            "mid_lo_us": gaps[starts + (counts - 1) // 2].astype(np.float64), "mid_hi_us": gaps[starts + counts // 2].astype(np.float64),
+            "p95_us": np.where(q_lo == q_hi, lo, lo + (hi - lo) * (pos - q_lo)),
+        }
+    return pl.DataFrame(cols)
+
+
+def _packed(high: np.ndarray, low: np.ndarray, low_bits: int) -> np.ndarray:
+    """``high << low_bits | low`` as a new UInt64 array, built in place (one allocation)."""
+    out = high.astype(np.uint64)
+    out <<= np.uint64(low_bits)
+    out |= low.astype(np.uint64, copy=False)
+    return out
 
 
 def gap_histogram(steps: pl.DataFrame, vocab: list[str]) -> pl.DataFrame:

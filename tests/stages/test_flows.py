@@ -358,3 +358,22 @@ def test_packed_sort_equals_plain_sort(rows: list[tuple], wide: bool) -> None:
     df = df.with_row_index("row")
     expected = df.sort(["k", "t", "f", "line"], nulls_last=True, maintain_order=True)["row"].to_list()
     assert graph._sort_order(df)["row"].to_list() == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(keys_strategy, st.booleans())
+def test_presorted_fast_path_orders_like_the_full_sort(rows: list[tuple], presort: bool) -> None:
+    """The one-key fast path gives the four-key order whenever it answers, and answers on rows already in order."""
+    df = pl.DataFrame(rows, schema={"k": pl.UInt64, "t": pl.Int64, "f": pl.UInt64, "line": pl.Int64}, orient="row")
+    if presort:  # each k's rows in (t, file, line) order, ks interleaved as in a time-ordered log
+        df = df.sort(["t", "f", "line"], nulls_last=True, maintain_order=True)
+    df = df.with_row_index("row")
+    files = df["f"].cast(pl.String).str.zfill(3)  # file names whose order is the codes' order
+    found = graph._presorted_order(df["k"].to_numpy(), df["t"].to_numpy(), files, df["line"])
+    expected = df.sort(["k", "t", "f", "line"], nulls_last=True, maintain_order=True)
+    if presort:
+        assert found is not None
+    if found is not None:
+        order, k_sorted = found
+        assert order.tolist() == expected["row"].to_list()
+        assert k_sorted.tolist() == expected["k"].to_list()
