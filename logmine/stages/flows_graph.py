@@ -68,10 +68,14 @@ def sessionize(events: pl.LazyFrame, idle_gap_s: float | None) -> tuple[pl.DataF
     vocab = sorted(base["action"].unique().to_list())
     k = key.cast(pl.Categorical).to_physical().cast(pl.UInt64)
     payload = pl.DataFrame({"action": base["action"].cast(pl.Enum(vocab)), "ts": base["ts"], "weight": base["weight"]})
-    presorted = _presorted_order(k.to_numpy(), base["ts"].dt.epoch("us").to_numpy(), base["source_file"], base["source_line"])
+    presorted = _presorted_order(k.to_numpy(), base["ts"].to_physical().to_numpy(), base["source_file"], base["source_line"])
     if presorted is not None:
-        order, k_sorted = presorted
-        seq = payload[order].insert_column(0, pl.Series("row", order, dtype=pl.UInt32))
+        order, k_sorted, t_sorted = presorted
+        ones = base["weight"].min() == base["weight"].max() == 1  # the usual case: no gather needed
+        seq = payload.select("action", *([] if ones else ["weight"]))[order].with_columns(
+            pl.Series("row", order, dtype=pl.UInt32), pl.Series("ts", t_sorted).cast(base["ts"].dtype),
+            *([pl.lit(1, base["weight"].dtype).alias("weight")] if ones else []),
+        )
     else:
         files = sorted(base["source_file"].drop_nulls().unique().to_list())
         keys = payload.with_columns(
@@ -97,8 +101,8 @@ def _cases(k: np.ndarray, t: np.ndarray, idle_gap_s: float | None) -> tuple[np.n
     return case, case - np.maximum.accumulate(np.where(first, case, np.uint32(0)))
 
 
-def _presorted_order(k: np.ndarray, t: np.ndarray, files: pl.Series, lines: pl.Series) -> tuple[np.ndarray, np.ndarray] | None:
-    """The rows in (k, t, source_file, source_line) order and k in that order, if each k's rows already are, else None.
+def _presorted_order(k: np.ndarray, t: np.ndarray, files: pl.Series, lines: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The rows in (k, t, source_file, source_line) order, and k and t in that order, if each k's rows already are, else None.
 
     Logs are written in time order, so this is the usual case: then one sort of a single
     UInt64 (k in the high bits, the row number in the low ones) orders everything, and a
@@ -112,17 +116,18 @@ def _presorted_order(k: np.ndarray, t: np.ndarray, files: pl.Series, lines: pl.S
     order = (packed & np.uint64((1 << row_bits) - 1)).view(np.int64)
     packed >>= np.uint64(row_bits)
     same = packed[1:] == packed[:-1]
-    dt = np.diff(t[order])
+    t = t[order]
+    dt = np.diff(t)
     if (same & (dt < 0)).any():
         return None
     ties = np.flatnonzero(same & (dt == 0))
     if ties.size == 0:
-        return order, packed
+        return order, packed, t
     a, b = pl.Series(order[ties]), pl.Series(order[ties + 1])
     pairs = pl.DataFrame({"fa": files.gather(a), "fb": files.gather(b), "la": lines.gather(a), "lb": lines.gather(b)})
     fa, fb, la, lb = pl.col("fa"), pl.col("fb"), pl.col("la"), pl.col("lb")  # nulls sort last
     in_order = (fa.is_not_null() & (fb.is_null() | (fa < fb))) | (fa.eq_missing(fb) & (lb.is_null() | (la.is_not_null() & (la <= lb))))
-    return (order, packed) if pairs.select(in_order.all()).item() else None
+    return (order, packed, t) if pairs.select(in_order.all()).item() else None
 
 
 def _sort_order(keys: pl.DataFrame) -> pl.DataFrame:

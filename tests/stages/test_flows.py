@@ -374,6 +374,6 @@ def test_presorted_fast_path_orders_like_the_full_sort(rows: list[tuple], presor
     if presort:
         assert found is not None
     if found is not None:
-        order, k_sorted = found
+        order, k_sorted, t_sorted = found
         assert order.tolist() == expected["row"].to_list()
-        assert k_sorted.tolist() == expected["k"].to_list()
+        assert (k_sorted.tolist(), t_sorted.tolist()) == (expected["k"].to_list(), expected["t"].to_list())
