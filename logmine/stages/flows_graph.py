@@ -117,10 +117,13 @@ def _presorted_order(k: np.ndarray, t: np.ndarray, files: pl.Series, lines: pl.S
     packed >>= np.uint64(row_bits)
     same = packed[1:] == packed[:-1]
     t = t[order]
-    dt = np.diff(t)
-    if (same & (dt < 0)).any():
+    step = t[1:] < t[:-1]  # boolean temporaries only: no array of differences
+    step &= same
+    if step.any():
         return None
-    ties = np.flatnonzero(same & (dt == 0))
+    np.equal(t[1:], t[:-1], out=step)
+    step &= same
+    ties = np.flatnonzero(step)
     if ties.size == 0:
         return order, packed, t
     a, b = pl.Series(order[ties]), pl.Series(order[ties + 1])
