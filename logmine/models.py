@@ -38,6 +38,16 @@ def require(module: str, extra: str, purpose: str) -> Any:
         raise MissingDependencyError(module.split(".")[0], extra, purpose) from exc
 
 
+def quiet_transformers() -> None:
+    """No model-loading progress bars on stderr (the CLI shows its own progress)."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+
 def set_torch_threads(threads: int | None = None) -> None:
     """Set torch's CPU thread count explicitly (``LOGMINE_THREADS``, default 1)."""
     torch = require("torch", "ml", "running models")
@@ -68,6 +78,7 @@ def embedding_model_path(name: str | None = None) -> Path:
 def load_embedder(name: str | None = None) -> Any:
     """A ``SentenceTransformer`` on CPU (or CUDA when present), loaded once per process."""
     st = require("sentence_transformers", "ml", "embeddings")
+    quiet_transformers()
     set_torch_threads()
     path = embedding_model_path(name)
     device = "cuda" if _cuda_available() else "cpu"
@@ -124,6 +135,7 @@ def load_generator(name: str | None = None, device: str | None = None) -> tuple[
     """
     torch = require("torch", "ml", "the generator")
     transformers = require("transformers", "ml", "the generator")
+    quiet_transformers()
     device = device or ("cuda" if _cuda_available() else "cpu")
     if device == "cpu":
         set_torch_threads()
