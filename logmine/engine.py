@@ -18,6 +18,11 @@ Engines:
   which cluster nodes must be able to read (shared storage). Ray is optional: install it with
   ``pip install 'logmine[ray]'``.
 
+Ingest runs on it too (:func:`logmine.stages.ingest.ingest` with ``engine=``): one task per input
+file, which writes that file's Parquet files straight into the workspace's ``data/`` folder; the
+driver adopts them and commits one transaction. On a Ray cluster the inputs and the workspace must
+therefore be on storage every node mounts at the same paths.
+
 Every engine gives the same results for the same partition function and partitions; the
 partition function must therefore be deterministic and must not rely on global state.
 """

@@ -40,7 +40,8 @@ def ensure_workspace(root: Any) -> Workspace:
 
 # -- ingest ------------------------------------------------------------------------------------------
 def ingest(ctx: RunContext, stage: IngestStage, files: list[InputFile]) -> dict[str, Any]:
-    """Ingest this run's files (grouped by forced format); unchanged files are skipped by the stage."""
+    """Ingest this run's files (grouped by forced format) on the run's engine, one task per file;
+    unchanged files are skipped by the stage."""
     from logmine.stages.ingest import IngestConfig
     from logmine.stages.ingest import ingest as run_ingest
 
@@ -50,7 +51,8 @@ def ingest(ctx: RunContext, stage: IngestStage, files: list[InputFile]) -> dict[
     totals: Counter[str] = Counter()
     rejects: Counter[str] = Counter()
     for fmt, paths in sorted(groups.items(), key=lambda kv: kv[0] or ""):
-        report = run_ingest(paths, ctx.root, IngestConfig(input_format=fmt, force=stage.force), progress=ctx.progress)
+        report = run_ingest(paths, ctx.root, IngestConfig(input_format=fmt, force=stage.force), progress=ctx.progress,
+                            engine=ctx.engine)
         summary = report.summary()
         for key in ("files_ingested", "files_skipped", "files_rejected", "lines_read", "lines_accepted", "lines_rejected", "events", "llm_requests"):
             totals[key] += int(summary[key])

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from logmine.formats import Batch
 from logmine.records import EVENTS_SCHEMA, LLM_REQUESTS_SCHEMA, REJECTS_SCHEMA, conform
-from logmine.workspace import PARQUET_OPTIONS, Transaction
+from logmine.workspace import PARQUET_OPTIONS
 
 T = TypeVar("T")
 
@@ -123,11 +123,20 @@ def prefetch(items: Iterator[T], depth: int = 2) -> Iterator[T]:
         thread.join()
 
 
-class PartitionWriter:
-    """Streams one source file's batches into its Parquet partitions, checking the accounting."""
+WRITTEN_TABLES = ("events", "llm_requests", "rejects")
+"""The tables an ingested file has a partition of (``sources`` is one row per file, kept by the driver)."""
 
-    def __init__(self, txn: Transaction, key: str, name: str, fmt: str, user_key: bytes) -> None:
-        self.txn, self.key, self.name, self.fmt, self.user_key = txn, key, name, fmt, user_key
+
+class PartitionWriter:
+    """Streams one source file's batches into its Parquet files, checking the accounting.
+
+    ``paths`` names the file of each table (from :meth:`Transaction.new_file`); a table is written
+    only when the file has rows for it. The writer never touches the transaction, so it runs in a
+    worker process or a Ray task; the driver adopts the files :meth:`finish` returns.
+    """
+
+    def __init__(self, paths: dict[str, Path], key: str, name: str, fmt: str, user_key: bytes) -> None:
+        self.paths, self.key, self.name, self.fmt, self.user_key = paths, key, name, fmt, user_key
         self.writers: dict[str, tuple[pq.ParquetWriter, Path]] = {}
         self.report = FileReport(name, fmt, "ingested")
         self.users: dict[str, str] = {}
@@ -179,7 +188,7 @@ class PartitionWriter:
             return
         arrow = df.to_arrow()
         if table not in self.writers:
-            path = self.txn.new_file(table, self.key)
+            path = self.paths[table]
             self.writers[table] = (pq.ParquetWriter(path, arrow.schema, **_writer_options(arrow.schema.names)), path)
         writer, _ = self.writers[table]
         writer.write_table(arrow.cast(writer.schema) if arrow.schema != writer.schema else arrow)
@@ -190,18 +199,18 @@ class PartitionWriter:
             path.unlink(missing_ok=True)
         self.writers.clear()
 
-    def finish(self) -> FileReport:
+    def finish(self) -> tuple[FileReport, dict[str, Path]]:
+        """Close the files; the report and the file of each table that got rows (the others have none)."""
         r = self.report
         if r.lines_read != r.lines_accepted + r.lines_rejected:
+            self.abort()
             raise AssertionError(f"{self.name}: reader {self.fmt} broke the line accounting: {r}")
-        for table in ("events", "llm_requests", "rejects"):
-            if table in self.writers:
-                writer, path = self.writers[table]
-                writer.close()
-                self.txn.put_file(table, self.key, path)
-            else:
-                self.txn.drop_partition(table, self.key)
-        return r
+        written = {}
+        for table, (writer, path) in self.writers.items():
+            writer.close()
+            written[table] = path
+        self.writers.clear()
+        return r, written
 
 
 STREAM_ZSTD_LEVEL = 1

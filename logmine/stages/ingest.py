@@ -38,6 +38,7 @@ from typing import Any
 
 import polars as pl
 
+from logmine.engine import Engine
 from logmine.errors import InputPathError, OptionError
 from logmine.formats import FORMAT_NAMES, detect_format, get_reader
 from logmine.records import (
@@ -51,6 +52,7 @@ from logmine.records import (
     conform,
 )
 from logmine.stages._ingest_writer import (  # pseudonym, pseudonymise, scrub_users: public, used by other stages
+    WRITTEN_TABLES,
     FileReport,
     PartitionWriter,
     prefetch,
@@ -193,8 +195,18 @@ def ingest(
     out: Path | str,
     config: IngestConfig | None = None,
     progress: ProgressFn = _no_progress,
+    engine: Engine | None = None,
 ) -> IngestReport:
-    """Ingest log files into the workspace at ``out`` (created if needed) and return the report."""
+    """Ingest log files into the workspace at ``out`` (created if needed) and return the report.
+
+    ``engine`` reads the files in parallel (:mod:`logmine.engine`: a process pool or Ray tasks),
+    one :func:`read_file` task per file; None (or a serial engine) reads them one after another
+    here, with progress per batch. Either way the tasks write Parquet files into the workspace's
+    ``data/`` folder and this process adopts them and commits one transaction, so the run stays
+    atomic and the tables are the same. With Ray on a cluster, the input files and the workspace
+    must be on storage every node sees at the same paths (the tasks write there directly); the
+    user-id key travels with each task.
+    """
     config = config or IngestConfig()
     if config.input_format is not None and config.input_format not in FORMAT_NAMES:
         raise OptionError("--input-format", config.input_format, "one of " + ", ".join(FORMAT_NAMES))
@@ -217,13 +229,13 @@ def ingest(
         for path in unreadable:
             report.files.append(_reject_file(txn, str(path), None, f"{REJECT_UNREADABLE_FILE}: cannot list directory")[0])
             sources.pop(str(path), None)
-        for path in files:
-            result, row = _ingest_file(txn, path, known.get(str(path)), config, key, meter)
-            report.files.append(result)
-            if row is not None:
-                sources[str(path)] = row
-            elif result.status == "rejected":
-                sources.pop(str(path), None)
+        tasks = [_task(txn, path, known.get(str(path)), config, key) for path in files]
+        for task, result in zip(tasks, _read_all(tasks, engine, meter), strict=True):
+            report.files.append(_adopt(txn, task, result))
+            if result.source is not None:
+                sources[task.path] = result.source
+            elif result.reject is not None:
+                sources.pop(task.path, None)
         meter.finish()
         rows = [sources[name] for name in sorted(sources)]
         txn.replace_table("sources", conform(pl.DataFrame(rows, schema=SOURCES_SCHEMA), SOURCES_SCHEMA))
@@ -231,6 +243,28 @@ def ingest(
     report.rejects_by_reason = _rejects_by_reason(ws, [f.path for f in report.files if f.status != "skipped"])
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _task(txn: Transaction, path: Path, known: dict[str, Any] | None, config: IngestConfig, key: bytes) -> FileTask:
+    name, skey = str(path), source_key(str(path))
+    files = {table: str(txn.new_file(table, skey)) for table in WRITTEN_TABLES}
+    size, sha = (known["size_bytes"], known["sha256"]) if known and not config.force else (None, None)
+    return FileTask(name, config.input_format, skey, key, files, size, sha)
+
+
+def _read_all(tasks: list[FileTask], engine: Engine | None, meter: _Meter) -> Iterator[FileResult]:
+    """Each task's result in order: here with progress per batch, or on the engine with progress per file."""
+    if engine is None or (engine.kind == "local" and engine.workers == 1):
+        for task in tasks:
+            meter.start(Path(task.path))
+            result = read_file(task, meter.add)
+            meter.end(result.size)
+            yield result
+        return
+    for task, result in zip(tasks, engine.map(read_file, tasks, label="ingest"), strict=True):
+        meter.start(Path(task.path))
+        meter.end(result.size)
+        yield result
 
 
 @contextlib.contextmanager
@@ -289,50 +323,107 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _ingest_file(
-    txn: Transaction, path: Path, known: dict[str, Any] | None, config: IngestConfig, key: bytes, meter: _Meter
-) -> tuple[FileReport, dict[str, Any] | None]:
-    name = str(path)
-    meter.start(path)
+@dataclass(frozen=True)
+class FileTask:
+    """One input file to read: everything :func:`read_file` needs, all picklable (no transaction)."""
+
+    path: str
+    fmt: str | None
+    """The forced format, or None to detect it."""
+    key: str
+    """The file's partition key (:func:`source_key`)."""
+    user_key: bytes
+    files: dict[str, str]
+    """Table -> the Parquet file to write it to (``Transaction.new_file``), inside the workspace."""
+    known_size: int | None = None
+    """Size and sha256 of the file's ``sources`` row, when it has one and ``--force`` is off."""
+    known_sha: str | None = None
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What :func:`read_file` did: the report, the files it wrote, the ``sources`` row or the reject."""
+
+    report: FileReport
+    size: int
+    files: dict[str, str] = field(default_factory=dict)
+    """Table -> written Parquet file; tables not named got no rows."""
+    source: dict[str, Any] | None = None
+    reject: str | None = None
+    """A file-level reject's reason (the file could not be read or recognised)."""
+
+
+def read_file(task: FileTask, on_bytes: Callable[[int], None] | None = None) -> FileResult:
+    """Read one input file into its Parquet files; pure apart from reading the file and writing ``task.files``.
+
+    Runs in this process, a worker process or a Ray task (see :func:`ingest`). A file-level failure
+    is returned as ``reject`` (nothing written); a reader breaking the line accounting raises.
+    """
+    with _no_cyclic_gc():
+        return _read_file(task, on_bytes or _no_bytes)
+
+
+def _no_bytes(nbytes: int) -> None:
+    return None
+
+
+def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
+    path = Path(task.path)
     try:
         before = path.stat()
         sha: str | None = None
-        if known and not config.force and known["size_bytes"] == before.st_size:
+        if task.known_size is not None and task.known_size == before.st_size:
             sha = file_sha256(path)
-            if known["sha256"] == sha:
-                meter.end(before.st_size)
-                return FileReport(name, known["source_format"], "skipped"), None
-        fmt = config.input_format or detect_format(path)
+            if task.known_sha == sha:
+                return FileResult(FileReport(task.path, task.fmt, "skipped"), before.st_size)
+        fmt = task.fmt or detect_format(path)
     except _FILE_ERRORS as exc:
-        meter.end(_size(path))
-        return _reject_file(txn, name, None, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
+        return _file_reject(task, _size(path), None, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
     if fmt is None:
-        meter.end(before.st_size)
         reason = "the file is empty" if before.st_size == 0 else "no reader recognises this file; use --input-format"
-        return _reject_file(txn, name, None, f"{REJECT_UNRECOGNISED_FILE}: {reason}")
+        return _file_reject(task, before.st_size, None, f"{REJECT_UNRECOGNISED_FILE}: {reason}")
     with ThreadPoolExecutor(1, thread_name_prefix="logmine-sha256") as pool:
         hashed: Future[str] | None = None if sha else pool.submit(file_sha256, path)
-        writer = PartitionWriter(txn, source_key(name), name, fmt, key)
+        writer = PartitionWriter({t: Path(f) for t, f in task.files.items()}, task.key, task.path, fmt, task.user_key)
         try:
             for batch in prefetch(get_reader(fmt).read(path)):
                 writer.add(batch)
-                meter.add(batch.bytes_read)
+                on_bytes(batch.bytes_read)
             sha = sha or hashed.result()  # type: ignore[union-attr]
             after = path.stat()
         except _FILE_ERRORS as exc:  # a truncated .gz, a corrupt zip or .zst: the file, not a line
             writer.abort()
-            meter.end(before.st_size)
-            return _reject_file(txn, name, fmt, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
+            return _file_reject(task, before.st_size, fmt, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
     if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
-        log.warning("%s changed while it was read; it will be read again on the next run", name)
-        sha = "changed-while-read"
-    report = writer.finish()
-    meter.end(before.st_size)
+        sha = _CHANGED
+    report, written = writer.finish()
     row = {
-        "path": name, "sha256": sha, "size_bytes": before.st_size, "source_format": fmt, "lines_read": report.lines_read,
+        "path": task.path, "sha256": sha, "size_bytes": before.st_size, "source_format": fmt, "lines_read": report.lines_read,
         "lines_accepted": report.lines_accepted, "lines_rejected": report.lines_rejected, "ingested_at": datetime.now(UTC),
     }
-    return report, row
+    return FileResult(report, before.st_size, {t: str(p) for t, p in written.items()}, row)
+
+
+_CHANGED = "changed-while-read"
+
+
+def _file_reject(task: FileTask, size: int, fmt: str | None, reason: str) -> FileResult:
+    return FileResult(FileReport(task.path, fmt, "rejected"), size, reject=reason)
+
+
+def _adopt(txn: Transaction, task: FileTask, result: FileResult) -> FileReport:
+    """Put one file's result into the transaction (in the driver, in file order)."""
+    if result.reject is not None:
+        return _reject_file(txn, task.path, result.report.source_format, result.reject)[0]
+    if result.source is not None:
+        if result.source["sha256"] == _CHANGED:
+            log.warning("%s changed while it was read; it will be read again on the next run", task.path)
+        for table in WRITTEN_TABLES:
+            if table in result.files:
+                txn.put_file(table, task.key, Path(result.files[table]))
+            else:
+                txn.drop_partition(table, task.key)
+    return result.report
 
 
 def _file_errors() -> tuple[type[BaseException], ...]:
