@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from logmine.code import GRAMMARS, get_parser
+from logmine.code import GRAMMARS, error_count, get_parser
 from logmine.stages import trim_defs
 from logmine.stages.trim_scan import _DECLARATION, INDENT, SYNTAX, Lexed, Segment, scan
 
@@ -144,7 +144,7 @@ class UnitParser:
             text = pad + region + seg.closers + tail
             tree = self._tree(text, language, (key, pad, slot) if key is not None else None)
             root = tree.root_node
-            parsed = Parsed(self._level(root, text, len(pad), len(region), language, bool(pad)), _errors(root))
+            parsed = Parsed(self._level(root, text, len(pad), len(region), language, bool(pad)), error_count(root, limit=20))
             if best is None or parsed.errors < best.errors:
                 best = parsed
             if not root.has_error:
@@ -300,19 +300,6 @@ def _member_indent(text: bytes, body, offset: int, limit: int) -> int:  # noqa: 
         if child.is_named and child.start_byte - offset < limit:
             return child.start_point[1]
     return 0
-
-
-def _errors(root, limit: int = 20) -> int:  # noqa: ANN001
-    if not root.has_error:
-        return 0
-    count, stack = 0, [root]
-    while stack and count < limit:
-        n = stack.pop()
-        if n.is_error or n.is_missing:
-            count += 1
-        elif n.has_error:
-            stack.extend(n.children)
-    return count
 
 
 # -- edits between two versions of a file's last segment ----------------------------------------
