@@ -166,6 +166,11 @@ class UnitParser:
                 tree.edit(*edit)
             tree = parser.parse(text, tree)
             self.stats["incremental"] += 1
+            if tree.root_node.has_error:
+                # Error recovery after an edit may differ from a cold parse's: keep results
+                # independent of history by parsing erroneous text from scratch.
+                tree = parser.parse(text)
+                self.stats["cold"] += 1
         if fkey is not None and self.incremental:
             self.files[(language, fkey)] = (text, tree)
             if len(self.files) > self.max_files:
@@ -232,8 +237,9 @@ class UnitParser:
             start = line_start
         end = min(node.end_byte if end is None else end, limit + offset)
         chunk = text[start:end]
-        ikey = (language, node_type, chunk)
-        info = self.infos.get(ikey)
+        # A node with a parse error may read differently in another tree: only clean nodes are cached.
+        ikey = (language, node_type, chunk) if not node.has_error else None
+        info = self.infos.get(ikey) if ikey is not None else None
         if info is None:
             kind = trim_defs.classify(node)
             names, attrs = trim_defs.defines_of(node, language) if kind != "comment" else (frozenset(), frozenset())
@@ -246,7 +252,8 @@ class UnitParser:
             info = (kind, names, self.count(decoded), attrs, idents)
             if len(self.infos) > 200_000 or not self.max_segments:  # no memory at all when not caching
                 self.infos.clear()
-            self.infos[ikey] = info
+            if ikey is not None:
+                self.infos[ikey] = info
         return Unit(start - offset, end - offset, info[0], node_type, info[1], info[2], info[3], info[4])
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from logmine.stages import trim_scan
@@ -364,6 +364,7 @@ edit = st.tuples(st.integers(0, 10_000), st.integers(0, 6), st.sampled_from(["",
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(language=st.sampled_from(sorted(SOURCES)), edits=st.lists(edit, min_size=1, max_size=12),
        windows=st.lists(st.integers(0, 3), min_size=1, max_size=12))
+@example(language="java", edits=[(0, 0, ""), (0, 0, ""), (0, 0, ""), (1497, 0, "("), (205, 0, '"')], windows=[2])  # a cached unit read from a tree with a parse error
 def test_incremental_equals_cold(language: str, edits: list[tuple[int, int, str]], windows: list[int]) -> None:
     text = SOURCES[language] * 2
     warm, cold = Trimmer(TrimConfig(budget_tokens=120)), Trimmer(TrimConfig(budget_tokens=120), cache=False)
