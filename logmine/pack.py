@@ -176,15 +176,35 @@ def write_pack(pack: TemplatePack, directory: Path | str, extra_files: dict[str,
             (tmp / name).write_bytes(data)
         manifest = PackManifest(files={name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())})
         (tmp / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2) + "\n")
-        old = directory.with_name(f".{directory.name}.{uuid.uuid4().hex[:8]}.old")
-        if directory.exists():
-            os.replace(directory, old)  # a directory cannot be renamed over a non-empty one
-        os.replace(tmp, directory)
-        shutil.rmtree(old, ignore_errors=True)
+        if directory.is_dir() and _exchange(tmp, directory):
+            shutil.rmtree(tmp, ignore_errors=True)  # tmp now holds the previous pack
+        else:
+            old = directory.with_name(f".{directory.name}.{uuid.uuid4().hex[:8]}.old")
+            if directory.exists():
+                os.replace(directory, old)  # a directory cannot be renamed over a non-empty one
+            os.replace(tmp, directory)
+            shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return directory
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories atomically (Linux ``renameat2(RENAME_EXCHANGE)``): readers of ``b``
+    see the old pack or the new one, never no pack. False where the call is unavailable."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 def pack_json_bytes(pack: TemplatePack) -> bytes:

@@ -126,3 +126,27 @@ def test_workspace_commit_clears_a_killed_pack_write(tmp_path: Path) -> None:
         txn.replace_table("t", pl.DataFrame({"a": [1]}))
         txn.commit()
     assert not (ws.root / ".pack.dead.tmp").exists()
+
+
+def test_rewrite_swaps_directories_so_readers_always_find_a_pack(tmp_path: Path) -> None:
+    import threading
+
+    write_pack(make_pack(1), tmp_path / "pack")
+    missing: list[str] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            if not (tmp_path / "pack" / "pack.json").is_file():
+                missing.append("gap")
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for n in range(1, 30):
+            write_pack(make_pack(1 + n % 3), tmp_path / "pack")
+    finally:
+        stop.set()
+        thread.join()
+    assert missing == []
+    assert load_pack(tmp_path / "pack").templates
