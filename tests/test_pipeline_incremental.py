@@ -147,7 +147,7 @@ import os, signal, sys
 sys.path.insert(0, sys.argv[3])
 from pipeline_data import FAKE_MODELS
 point = sys.argv[2]
-if point == "inside-write-pack":  # the workspace's pack moved aside, the new one not yet in place
+if point == "inside-write-pack":  # the new pack written beside the old one, the swap not yet done
     import logmine.pack as pack
     real, calls = os.replace, [0]
     def replace(src, dst):
@@ -156,6 +156,7 @@ if point == "inside-write-pack":  # the workspace's pack moved aside, the new on
             os.kill(os.getpid(), signal.SIGKILL)
         return real(src, dst)
     pack.os = type(sys)("os_proxy"); pack.os.__dict__.update(os.__dict__); pack.os.replace = replace
+    pack._exchange = lambda a, b: os.kill(os.getpid(), signal.SIGKILL)  # killed at the atomic swap itself
 else:  # "before-publish-swap": the new version copied beside the published pack, not yet switched to
     from logmine.pipeline import steps
     steps._swap = lambda link, dest: os.kill(os.getpid(), signal.SIGKILL)
