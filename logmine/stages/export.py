@@ -44,10 +44,12 @@ from logmine.pack import (
     content_id,
     write_pack,
 )
+from logmine.masking import WILDCARD
 from logmine.redact import Redactor
 from logmine.stages.compress import CompressConfig, CompressedTemplate, Compressor, has_turns, shared_prefixes
 from logmine.stages.fidelity import Embedder, TokenCounter, escape_static, segments, static_text
 from logmine.stages.instances import FamilySample, Measured, TokenIds, extract_slots, measure, sample_keys, trim_roles
+from logmine.stages.templates_prompts import PLACEHOLDER
 from logmine.stages.trim import TrimConfig
 from logmine.workspace import Workspace
 
@@ -169,8 +171,8 @@ def to_jinja(template: str) -> tuple[str, list[str]]:
     return "".join(out), list(dict.fromkeys(names))
 
 
-_MINED_SLOT = re.compile(r"\{(prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}|<\*>")
-"""Placeholders the prompt miner writes (logmine.stages.templates_prompts.PLACEHOLDER) and its wildcard."""
+_MINED_SLOT = re.compile(PLACEHOLDER.pattern + "|" + re.escape(WILDCARD))
+"""Placeholders the prompt miner writes, and its wildcard."""
 
 
 def load_templates(ws: Workspace) -> pl.DataFrame:

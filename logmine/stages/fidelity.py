@@ -307,5 +307,7 @@ def hashing_embedder(dim: int = 512) -> Embedder:
 
 
 def whitespace_tokens(texts: list[str]) -> list[int]:
-    """A crude token count (words and punctuation), for tests."""
-    return [len(re.findall(r"\w+|[^\w\s]", t)) for t in texts]
+    """A crude token count (words and punctuation, as context trimming counts them), for tests."""
+    from logmine.stages.trim_units import count_tokens
+
+    return [count_tokens(t) for t in texts]
