@@ -112,14 +112,7 @@ def _embedder(config: CompressJobConfig) -> tuple[Callable[[list[str]], Any], st
 
 
 def _tokenizer(config: CompressJobConfig) -> tuple[Callable[[list[str]], list[int]], Callable[[list[str]], list[list[int]]], str]:
-    from logmine.models import DEFAULT_GENERATOR, load_tokenizer
+    from logmine.models import DEFAULT_GENERATOR, token_functions
 
-    tok = load_tokenizer(config.tokenizer)
-
-    def ids(texts: list[str]) -> list[list[int]]:
-        return tok(texts, add_special_tokens=False)["input_ids"] if texts else []
-
-    def count(texts: list[str]) -> list[int]:
-        return [len(x) for x in ids(texts)]
-
+    count, ids = token_functions(config.tokenizer)
     return count, ids, Path(config.tokenizer).name if config.tokenizer else DEFAULT_GENERATOR

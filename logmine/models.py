@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,19 @@ def count_tokens(texts: list[str], tokenizer: Any) -> list[int]:
         return []
     enc = tokenizer(texts, add_special_tokens=False)["input_ids"]
     return [len(ids) for ids in enc]
+
+
+def token_functions(name: str | None = None) -> tuple[Callable[[list[str]], list[int]], Callable[[list[str]], list[list[int]]]]:
+    """``(count, ids)`` over the tokenizer ``name`` (default: the bundled SmolLM2's), without special tokens."""
+    tokenizer = load_tokenizer(name)
+
+    def ids(texts: list[str]) -> list[list[int]]:
+        return tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+
+    def count(texts: list[str]) -> list[int]:
+        return count_tokens(texts, tokenizer)
+
+    return count, ids
 
 
 def load_generator(name: str | None = None, device: str | None = None) -> tuple[Any, Any, str]:

@@ -171,16 +171,10 @@ def _models(ctx: RunContext, stage: CompressStage) -> tuple[Any, Any, Any]:
         return ctx.models["embedder"], ctx.models["count_tokens"], ctx.models.get("token_ids")
     from logmine import models
 
-    tokenizer = models.load_tokenizer(stage.tokenizer)
+    count_tokens, token_ids = models.token_functions(stage.tokenizer)
 
     def embedder(texts: list[str]) -> Any:
         return models.embed(texts, stage.embedding_model)
-
-    def count_tokens(texts: list[str]) -> list[int]:
-        return models.count_tokens(texts, tokenizer)
-
-    def token_ids(texts: list[str]) -> list[list[int]]:
-        return tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
 
     return embedder, count_tokens, token_ids
 
