@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -320,6 +322,13 @@ def test_f1() -> None:
     assert f1(set(), set()) is None
     assert f1({1}, set()) == 0.0
     assert f1({1, 2}, {2}) == pytest.approx(2 / 3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(st.characters(max_codepoint=127)) | st.text())
+@example(text="a\x1cb_1 .x\x00\ty\u00e9")
+def test_count_tokens_counts_words_and_punctuation(text: str) -> None:
+    assert count_tokens(text) == len(re.findall(r"\w+|[^\w\s]", text))
 
 
 def test_trim_slots_trims_code_slots_and_counts_tokens() -> None:
