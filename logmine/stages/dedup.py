@@ -8,6 +8,9 @@ sentence, another placeholder syntax) merge when both
 
 (the semantic check is skipped when no embedder is given). Wildcards and placeholders are read
 as one symbol first, so ``{prefix}``, ``{{{prefix}}}`` and ``<*>`` do not count as edits.
+Model sentinels (``<fim_prefix>``, ``<|im_start|>``, ``[INST]``) are the prompt's format: two
+templates merge only when their sentinels and the slots between them come in the same order
+(``{code}<fim_prefix>{prefix}...`` and ``<fim_prefix>{prefix}...`` feed the model differently).
 
 Candidate pairs come from blocking, never from all pairs: MinHash LSH over character
 shingles, plus the nearest neighbours of each template's embedding. Families are the connected
@@ -33,11 +36,13 @@ import numpy as np
 
 from logmine.pack import content_id
 from logmine.stages.templates_cluster import find_root
+from logmine.stages.templates_prompts import SENTINELS
 
 log = logging.getLogger(__name__)
 
 _SLOTS = re.compile(r"<\*>|<[A-Z_][A-Z0-9_]*>|\{\{\{?\s*[\w.]+\s*\}?\}\}|\$\{[^}]*\}|\{[a-z_]+\d*(?::[a-z]+)?\}")
 """Wildcards and placeholders of any syntax: ``<*>``, ``<NUM>``, ``{x}``, ``{{x}}``, ``{{{x}}}``, ``${x}``."""
+_FRAME = re.compile(f"({_SLOTS.pattern})|({SENTINELS.pattern})")
 
 
 @runtime_checkable
@@ -164,6 +169,17 @@ def normalise(text: str) -> str:
     return " ".join(_SLOTS.sub("\x00", text).split())
 
 
+def sentinel_frame(text: str) -> tuple[str, ...]:
+    """The model sentinels of ``text`` in order, with one ``\x00`` wherever slots sit between
+    them; empty when it has no sentinel (prose templates have no frame to keep)."""
+    out: list[str] = []
+    for m in _FRAME.finditer(text):
+        token = "\x00" if m.group(1) is not None else m.group(0)
+        if token != "\x00" or not out or out[-1] != "\x00":
+            out.append(token)
+    return tuple(out) if any(t != "\x00" for t in out) else ()
+
+
 def edit_similarity(a: str, b: str) -> float:
     """Normalised Levenshtein similarity (1 = equal) of the normalised texts."""
     from rapidfuzz.distance import Levenshtein
@@ -250,6 +266,7 @@ def merge_near_duplicates(
     weights = weights or {}
     ids = sorted(templates)
     texts = [normalise(templates[t]) for t in ids]
+    frames = [sentinel_frame(templates[t]) for t in ids]
     pairs = lsh_pairs(minhash_signatures(texts, config), config)
     vectors = None
     result = DedupResult({}, {}, {})
@@ -260,6 +277,8 @@ def merge_near_duplicates(
     result.candidate_pairs = len(pairs)
     parent = list(range(len(ids)))
     for i, j in sorted(pairs):
+        if frames[i] != frames[j]:
+            continue
         edge = _judge(ids, texts, vectors, i, j, config)
         if edge is not None:
             result.edges.append(edge)

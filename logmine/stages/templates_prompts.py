@@ -296,7 +296,8 @@ _FENCE_BODY = re.compile(r"(?m)^[ \t]*(```|~~~)[^\n`]*\n(.*?)(?:\n[ \t]*\1(?![\w
 or, for a block left open (an assistant prefill), to the end."""
 _TAG_BODY = re.compile(r"<([A-Z][A-Z0-9_]{1,30})>(.*?)</\1>", re.DOTALL)
 _FIM_START = re.compile(r"<fim_prefix>|<\|fim_prefix\|>|<PRE>|\[PREFIX\]|<｜fim▁begin｜>|<\[fim-prefix\]>|<fim_suffix>|<\|fim_suffix\|>|<SUF>|\[SUFFIX\]|<｜fim▁hole｜>|<\[fim-suffix\]>")
-_SENTINEL = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1,30}\]>|</?[A-Z][A-Z0-9_]{1,30}>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]")
+SENTINELS = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1,30}\]>|</?[A-Z][A-Z0-9_]{1,30}>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]")
+"""Model sentinels and structural tags of prompts (``<|im_start|>``, ``<fim_prefix>``, ``[INST]``, ``</CONTEXTDOCUMENT>``)."""
 
 
 def _code_spans(text: str) -> list[tuple[int, int]]:
@@ -306,7 +307,7 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
     spans = [m.span(2) for m in _FENCE_BODY.finditer(text)]
     spans += [m.span(2) for m in _TAG_BODY.finditer(text)]
     for m in _FIM_START.finditer(text):
-        nxt = _SENTINEL.search(text, m.end())
+        nxt = SENTINELS.search(text, m.end())
         spans.append((m.end(), nxt.start() if nxt else len(text)))
     return spans
 

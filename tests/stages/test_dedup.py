@@ -17,6 +17,7 @@ from logmine.stages.dedup import (
     minhash_signatures,
     neighbour_pairs,
     normalise,
+    sentinel_frame,
 )
 
 REWRITE = "You are an expert programmer. Rewrite the code to satisfy this request: <*>\n```{language}\n{code}\n```"
@@ -77,6 +78,25 @@ def test_family_ids_are_content_hashes_of_the_members() -> None:
     b = merge_near_duplicates(dict(reversed(list(TEMPLATES.items()))), HashingEmbedder(), DedupConfig(semantic_threshold=0.8), {"t1": 9})
     assert a.family_of == b.family_of
     assert a.family_of["t6"].startswith("b2:") and a.members[a.family_of["t6"]] == ["t6"]
+
+
+def test_sentinel_frames() -> None:
+    assert sentinel_frame("{code}<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>") == (
+        "\x00", "<fim_prefix>", "\x00", "<fim_suffix>", "\x00", "<fim_middle>")
+    assert sentinel_frame("<|im_start|>user\n{{{x}}} and ${y}<|im_end|>") == ("<|im_start|>", "\x00", "<|im_end|>")
+    assert sentinel_frame("Explain <*> in {code} (<NUM> lines)") == ()  # no sentinel: no frame
+
+
+def test_templates_whose_sentinel_frames_differ_never_merge() -> None:
+    fim = {
+        "plain": "<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>",
+        "mustache": "<fim_prefix>{{{prefix}}}<fim_suffix>{{{suffix}}}<fim_middle>",
+        "context": "{code}<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>",  # one character more once normalised
+        "other": "<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>",
+    }
+    result = merge_near_duplicates(fim, HashingEmbedder(), DedupConfig(edit_threshold=0.8, semantic_threshold=0.5))
+    assert sorted(sorted(m) for m in result.members.values()) == [["context"], ["mustache", "plain"], ["other"]]
+    assert edit_similarity(fim["plain"], fim["context"]) >= 0.95  # the edit threshold alone would have merged them
 
 
 def test_blocking_finds_near_pairs_not_all_pairs() -> None:
