@@ -17,6 +17,7 @@ never changes the text is put back. A template's second and later code slots are
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import re
@@ -221,8 +222,41 @@ def _replace_overlap(text: str, value: str, token: str, anchor_end: bool) -> str
 
 def _code_regions(text: str, slots: SlotStore, language: str | None = None) -> str:
     """Every run of code-like pieces (lines, or parts of lines between fixed pieces), with the
-    blank space between them, becomes one slot token."""
+    blank space between them, becomes one slot token. A tag's body that holds code is one slot
+    whole, the blank space at its edges included (it is the value's: a prefix ending in indentation)."""
     pieces = _pieces(text)
+    kinds = _kinds(pieces, text, language)
+    whole = _code_bodies(text, pieces, kinds)
+    out: list[str] = []
+    run: list[int] = []
+
+    def flush() -> None:
+        body = "".join(pieces[i][0] for i in run)
+        if (pieces[run[0]][2], pieces[run[0]][2] + len(body)) in whole:
+            out.append(_slot(body, slots))
+        elif body.strip():
+            # newlines around the region stay outside the slot; its first line's indentation is code
+            lead = _LEAD.match(body).group(0)  # type: ignore[union-attr]
+            core = body[len(lead) :].rstrip()
+            out.append(lead + _slot(core, slots) + body[len(lead) + len(core) :])
+        else:
+            out.append(body)
+        run.clear()
+
+    for i, kind in enumerate(kinds):
+        if kind == "code" or (kind == "space" and run):
+            run.append(i)
+        else:
+            if run:
+                flush()
+            out.append(pieces[i][0])
+    if run:
+        flush()
+    return "".join(out)
+
+
+def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None) -> list[str]:
+    """The kind of every piece (see :func:`_kind`), then corrected by its context."""
     forced = _code_spans(text)
     kinds = []
     for piece, at_line_start, offset in pieces:
@@ -235,31 +269,87 @@ def _code_regions(text: str, slots: SlotStore, language: str | None = None) -> s
         if kind == "text" and _inside(offset, forced):
             kind = "code"
         kinds.append(kind)
+    lines = _lines(pieces)
+    _attribute_lines(pieces, kinds, lines)
+    _inline_fixed(pieces, kinds, lines)
     _smooth(pieces, kinds)
-    out: list[str] = []
-    run: list[str] = []
+    return kinds
 
-    def flush() -> None:
-        body = "".join(run)
-        if body.strip():
-            # newlines around the region stay outside the slot; its first line's indentation is code
-            lead = _LEAD.match(body).group(0)  # type: ignore[union-attr]
-            core = body[len(lead) :].rstrip()
-            out.append(lead + _slot(core, slots) + body[len(lead) + len(core) :])
-        else:
-            out.append(body)
-        run.clear()
 
-    for (piece, _, _), kind in zip(pieces, kinds):
-        if kind == "code" or (kind == "space" and run):
-            run.append(piece)
+def _lines(pieces: list[tuple[str, bool, int]]) -> list[list[int]]:
+    """The indices of the pieces of each line (newline pieces left out)."""
+    out: list[list[int]] = [[]]
+    for i, (piece, _, _) in enumerate(pieces):
+        if piece == "\n":
+            out.append([])
         else:
-            if run:
-                flush()
-            out.append(piece)
-    if run:
-        flush()
-    return "".join(out)
+            out[-1].append(i)
+    return out
+
+
+_ATTRIBUTE = re.compile(r'[a-z][\w-]*="[^"\n]*"[ \t]*')
+"""A whole unindented line ``key="value"``: a header of a context item (``title="..."``), text."""
+
+
+def _attribute_lines(pieces: list[tuple[str, bool, int]], kinds: list[str], lines: list[list[int]]) -> None:
+    for line in lines:
+        if line and pieces[line[0]][1] and _ATTRIBUTE.fullmatch("".join(pieces[i][0] for i in line)):
+            for i in line:
+                if kinds[i] == "code":
+                    kinds[i] = "text"
+
+
+_INLINE_TAG = re.compile(r"</?[A-Z][A-Z0-9_]{1,30}/?>|</?[a-z]+_[a-z_]+>")
+_INLINE_VALUE = re.compile(r"\{(?:file_path|language)\}")
+_QUOTES = "\"'`"
+
+
+def _inline_fixed(pieces: list[tuple[str, bool, int]], kinds: list[str], lines: list[list[int]]) -> None:
+    """Fixed pieces inside a line of code (code before them on their line, more text after) that
+    are part of the code: a tag inside a string literal (next to a quote: ``print("<H3>")``), the
+    file's name in a comment (``# ... but {file_path} historically``). A bare tag inside code
+    (a cursor marker) and fill-in-the-middle sentinels stay structure."""
+    for line in lines:
+        seen_code = False
+        for n, i in enumerate(line):
+            if kinds[i] == "code":
+                seen_code = True
+            elif kinds[i] == "fixed" and seen_code and any(pieces[j][0].strip() for j in line[n + 1 :]) and _in_code(pieces, line, n):
+                kinds[i] = "code"
+
+
+def _in_code(pieces: list[tuple[str, bool, int]], line: list[int], n: int) -> bool:
+    piece = pieces[line[n]][0]
+    if _INLINE_VALUE.fullmatch(piece):
+        return True
+    if not _INLINE_TAG.fullmatch(piece) or _FIM_START.fullmatch(piece):
+        return False
+    before = pieces[line[n - 1]][0] if n else ""
+    after = pieces[line[n + 1]][0] if n + 1 < len(line) else ""
+    return before[-1:] in tuple(_QUOTES) or after[:1] in tuple(_QUOTES)
+
+
+def _code_bodies(text: str, pieces: list[tuple[str, bool, int]], kinds: list[str]) -> set[tuple[int, int]]:
+    """The spans of the code in tag bodies (``<TAG>...</TAG>``, cut at the fixed pieces inside,
+    such as a cursor marker), blank space at their edges included; their blank pieces become code."""
+    spans = sorted(m.span(2) for m in _TAG_BODY.finditer(text))
+    whole: set[tuple[int, int]] = set()
+    offsets = [offset for _, _, offset in pieces]
+    for start, end in spans:
+        segment: list[int] = []
+        for i in range(bisect.bisect_left(offsets, start), len(pieces)):
+            offset = offsets[i]
+            if offset < end and kinds[i] != "fixed":
+                segment.append(i)
+            if segment and (offset >= end or kinds[i] == "fixed" or i == len(pieces) - 1):
+                if any(kinds[j] == "code" for j in segment) and all(kinds[j] in ("code", "space") for j in segment):
+                    whole.add((pieces[segment[0]][2], pieces[segment[-1]][2] + len(pieces[segment[-1]][0])))
+                    for j in segment:
+                        kinds[j] = "code"
+                segment = []
+            if offset >= end:
+                break
+    return whole
 
 
 _LEAD = re.compile(r"(?:[ \t]*\n)*")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from logmine.stages.templates_cluster import SLOT
 from logmine.stages.templates_prompts import SlotStore, mine_prompts, placeholders, prompt_template_regex, record_values, skeleton
 
 CASES = Path(__file__).parents[1] / "cases" / "templates"
@@ -76,6 +77,28 @@ def test_code_becomes_slots_and_prose_stays() -> None:
     assert text.startswith("Fix the bug below.\n\n```\n{code:") and "Keep comments." in text
     assert text.count("{code:") == 2
     assert store.restore(text) == prompt
+
+
+@pytest.mark.parametrize(
+    ("prompt", "values", "expected"),
+    [
+        pytest.param('Explain:\n\ndef page():\n    print("<H3>Title</H3>")\n    return 1\n\nThanks.', {}, "Explain:\n\n{code}\n\nThanks.",
+                     id="tags-in-a-string-literal-are-code"),
+        pytest.param("```python\nimport os\n    # see main.py for details\nx = 1\n```\nAt main.py.", {"file_path": "src/main.py"},
+                     "```{language}\n{code}\n```\nAt {file_path}{code}", id="the-file-name-in-a-comment-is-code"),
+        pytest.param('title="src/app/main.py"\nreferrer="src/app/main.py"\n<DOC>x = 1</DOC>\n', {},
+                     'title="src/app/main.py"\nreferrer="src/app/main.py"\n<DOC>{code}</DOC>\n', id="attribute-lines-are-text"),
+        pytest.param("Edit:\n<DOC>\ndef f(x):\n    return x<CURSOR/> + 1\n</DOC>\n", {}, "Edit:\n<DOC>{code}<CURSOR/>{code}</DOC>\n",
+                     id="a-cursor-marker-stays-and-the-blank-space-by-it-is-code"),
+        pytest.param("Edit:\n<DOC>def f(x):\n    return x\n    <CURSOR/>\n\nprint(f(2))</DOC>\n", {}, "Edit:\n<DOC>{code}<CURSOR/>{code}</DOC>\n",
+                     id="the-same-with-the-cursor-on-a-line-of-its-own"),
+    ],
+)
+def test_code_in_context(prompt: str, values: dict[str, str], expected: str) -> None:
+    store = SlotStore()
+    text = skeleton(prompt, values, store)
+    assert SLOT.sub(r"{\1}", text) == expected
+    assert SLOT.sub(lambda m: store.texts[m.group(2)], text) == skeleton(prompt, values)  # the slots hold the text they replace
 
 
 def test_restore_numbers_repeated_slots() -> None:
