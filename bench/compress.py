@@ -11,6 +11,12 @@ traffic-weighted per request:
 - the share of prompt tokens in fully shared 16-token KV blocks, before and after;
 - context trimming's F1 on the logged completions beside the nearest-lines baseline.
 
+``--real-templates FILE`` runs the same measurement on a log built from real assistant templates
+instead of logmine's own sample (a ``templates.jsonl`` of ``{"name", "template", "kind",
+"placeholder_syntax"}`` rows, rendered ``--per-template`` times each with real code by
+bench/prompt_logs.py, written as native JSONL and Continue dev data): the check that a cut is not an
+artefact of the sample's templates. Every template gets the same traffic there.
+
 There is no compression peer on this machine (no LLMLingua or similar, no model downloads), so the
 peer column is the reference the issue quotes (89 -> 32 static tokens at fidelity 0.94) and, for
 trimming, the nearest-lines baseline at the same budget. ``--ceiling`` also reads the pack to say
@@ -19,6 +25,8 @@ role labels, text beside slots and quoted code are never edited), which bounds t
 
 Example:
     .venv/bin/python bench/compress.py --requests 100000 --seed 7 --work /tmp/bench-compress --ceiling --stages
+    .venv/bin/python bench/compress.py --real-templates ../shared/benchmarks/prompt-templates/templates.jsonl \
+        --per-template 100 --work /tmp/bench-compress-real --ceiling
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 LOGMINE = [sys.executable, "-m", "logmine"]
 EVENTS_PER_REQUEST = 6.2
 """`logmine sample` writes about one LLM request per 6.2 events with native + continue (measured at seed 7)."""
@@ -55,6 +64,22 @@ def generate(args: argparse.Namespace) -> Path:
     report = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT).stdout)
     print(f"generated {sum(f['requests'] for f in report['formats']):,} requests, {report['bytes'] / 1e6:,.0f} MB "
           f"in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return logs
+
+
+def real_logs(args: argparse.Namespace) -> Path:
+    """Logs of ``--per-template`` renderings of every template of ``--real-templates`` (bench/prompt_logs.py)."""
+    from prompt_logs import load_templates, records, write_logs
+
+    logs = args.work / "real-logs"
+    if logs.is_dir() and not args.regenerate:
+        return logs
+    shutil.rmtree(logs, ignore_errors=True)
+    rows = load_templates(args.real_templates)
+    recs = list(records(rows, args.per_template, args.seed))
+    write_logs(recs, logs, args.seed)
+    fim = sum(1 for r in rows if r["kind"] in ("fim", "fim-context", "fim-chat"))
+    print(f"{len(rows)} real templates ({fim} fill-in-the-middle), {len(recs):,} requests written", file=sys.stderr)
     return logs
 
 
@@ -100,6 +125,21 @@ def ceiling(pack_path: Path, tokenizer: str | None) -> dict:
     }
 
 
+def factored(pack_path: Path) -> dict:
+    """Traffic-weighted tokens of the shared prefixes factored out of the templates' own text: what
+    the static-token cut owes to prefix factoring (those tokens are still sent, once cached)."""
+    pack = json.loads(pack_path.read_text())
+    tokens = {p["id"]: p["tokens"] for p in pack["shared_prefixes"]}
+    ts = pack["templates"]
+    total = sum(t["n_requests"] for t in ts) or 1
+    prefix = sum(tokens.get(t["shared_prefix_id"], 0) * t["n_requests"] for t in ts) / total
+    after = sum(t["static_tokens_after"] * t["n_requests"] for t in ts) / total
+    before = sum(t["static_tokens_before"] * t["n_requests"] for t in ts) / total
+    return {"shared_prefix_tokens": round(prefix, 2), "static_after_with_prefix": round(after + prefix, 2),
+            "cut_with_prefix": round(1 - (after + prefix) / before, 4) if before else 0.0,
+            "templates_with_prefix_share": round(sum(t["n_requests"] for t in ts if t["shared_prefix_id"]) / total, 4)}
+
+
 def stage_times(ws: Path) -> dict[str, float]:
     """Re-run the export stage alone on the bench's workspace, timing its steps (the progress callback)."""
     from logmine.jobs import CompressJobConfig, _embedder, _tokenizer
@@ -125,7 +165,7 @@ def stage_times(ws: Path) -> dict[str, float]:
     return out
 
 
-def report(s: dict, wall: float, peak: float, ceil: dict | None) -> None:
+def report(s: dict, wall: float, peak: float, ceil: dict | None, fac: dict) -> None:
     def cut(a: float, b: float) -> str:
         return f"{b / a - 1:+.1%}" if a else "n/a"
 
@@ -135,6 +175,8 @@ def report(s: dict, wall: float, peak: float, ceil: dict | None) -> None:
     print("|---|---|---|---|---|---|---|")
     print(f"| static template tokens | {s['static_tokens_before']:.2f} | {s['static_tokens_after_lossless']:.2f} | "
           f"{s['static_tokens_after']:.2f} | (same) | {cut(s['static_tokens_before'], s['static_tokens_after'])} | 89 -> 32 (-64 %) |")
+    print(f"| static tokens, shared prefix counted in | {s['static_tokens_before']:.2f} | | {fac['static_after_with_prefix']:.2f} | | "
+          f"{cut(s['static_tokens_before'], fac['static_after_with_prefix'])} | |")
     print(f"| rendered prompt tokens | {s['rendered_tokens_before']:.1f} | {s['rendered_tokens_after_lossless']:.1f} | "
           f"{s['rendered_tokens_after_lossy']:.1f} | {s['rendered_tokens_after']:.1f} | "
           f"{cut(s['rendered_tokens_before'], s['rendered_tokens_after'])} | |")
@@ -159,6 +201,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--format", action="append", default=None, help="sample formats (default: native, continue)")
     ap.add_argument("--logs", type=Path, help="use these logs instead of generating them")
+    ap.add_argument("--real-templates", type=Path, help="build the logs from this templates.jsonl of real assistant templates")
+    ap.add_argument("--per-template", type=int, default=100, help="with --real-templates: requests per template")
     ap.add_argument("--work", type=Path, default=Path("/tmp/bench-compress"), help="where logs and the workspace go")
     ap.add_argument("--regenerate", action="store_true", help="generate the logs even if WORK/logs exists")
     ap.add_argument("--ceiling", action="store_true", help="also measure how much static text is instructions at all")
@@ -168,15 +212,18 @@ def main() -> None:
     args = ap.parse_args()
     args.format = args.format or ["native", "continue"]
     args.work.mkdir(parents=True, exist_ok=True)
-    logs = args.logs or generate(args)
+    logs = args.logs or (real_logs(args) if args.real_templates else generate(args))
     summary, wall, peak = run_compress(logs, args)
     ceil = ceiling(Path(summary["pack"]) / "pack.json", None) if args.ceiling else None
-    report(summary, wall, peak, ceil)
+    fac = factored(Path(summary["pack"]) / "pack.json")
+    report(summary, wall, peak, ceil, fac)
+    print(f"shared prefixes: {fac['shared_prefix_tokens']} tokens per request factored out, "
+          f"{fac['templates_with_prefix_share']:.1%} of the traffic on templates that reference one")
     stages = stage_times(args.work / "ws") if args.stages else None
     if stages:
         print("export stage alone (s): " + ", ".join(f"{k} {v}" for k, v in stages.items()))
     if args.json:
-        args.json.write_text(json.dumps({"summary": summary, "wall_s": wall, "peak_rss_mb": peak, "ceiling": ceil,
+        args.json.write_text(json.dumps({"summary": summary, "wall_s": wall, "peak_rss_mb": peak, "ceiling": ceil, "factored": fac,
                                          "stages": stages}, indent=2) + "\n")
 
 

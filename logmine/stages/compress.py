@@ -7,15 +7,19 @@ edited: whole lines of static text that are not structure (fences, tags, role la
 fill-in-the-middle sentinels are never changed at all (their bytes are the model's protocol).
 
 Lossless steps (fidelity stays ~1):
-  1. whitespace and formatting normalised in static text;
-  2. instructions repeated within a template (equal, or near-equal by embedding) kept once;
-  3. prefix-cache-aware layout: trailing instructions of a chat/edit template (static text
+  1. whitespace normalised in static text;
+  2. verbose formatting normalised on instruction lines: Markdown bold (``**Be brief:**``) unwrapped;
+  3. instructions repeated within a template (equal, or near-equal by embedding) kept once, the
+     first statement kept (in a chat template usually the shared system prompt, so the shared
+     prefix stays whole);
+  4. prefix-cache-aware layout: trailing instructions of a chat/edit template (static text
      after the last slot) move before the first slot, so requests share a longer prefix. They
      never cross a role label (they go right after the label of their own turn) nor a slot
      whose values hold turn boundaries (``barriers``, found by the caller on real instances).
 Lossy steps, each kept only while the template's fidelity stays >= ``min_fidelity``:
-  4. markdown emphasis and filler wording removed per sentence;
-  5. whole sentences dropped, the most redundant first.
+  5. filler wording removed per sentence;
+  6. whole sentences dropped, the most redundant first and, among equally redundant ones, the
+     later restatement before the earlier statement.
 Shared prefixes across templates are factored by :func:`shared_prefixes`.
 """
 
@@ -134,7 +138,7 @@ class Compressor:
             return CompressedTemplate(source, source, 1.0, False, [], source)
         steps: list[str] = []
         current = source
-        for name, step in (("whitespace", self._whitespace), ("dedupe", self._dedupe),
+        for name, step in (("whitespace", self._whitespace), ("format", _unbold), ("dedupe", self._dedupe),
                            ("layout", lambda s: self._layout(s, set(barriers)))):
             new = step(current)
             if new != current:
@@ -257,7 +261,7 @@ class Compressor:
         sims = vecs @ vecs.T
         for i in range(len(sents)):
             sims[i, i] = -1.0
-        order = sorted(range(len(sents)), key=lambda i: (-float(sims[i].max()), i))
+        order = sorted(range(len(sents)), key=lambda i: (-round(float(sims[i].max()), 4), -i))
         return [sents[i] for i in order]
 
 
@@ -421,6 +425,11 @@ def _note(steps: list[str], name: str) -> None:
 
 def _norm(text: str) -> str:
     return re.sub(r"\W+", " ", text.lower()).strip()
+
+
+def _unbold(source: str) -> str:
+    """Markdown bold unwrapped on prose lines (``- **Be brief:** give...`` -> ``- Be brief: give...``)."""
+    return _edit_free_lines(source, lambda line: EMPHASIS.sub(r"\1", line))
 
 
 def _prune(sentence: str) -> str:

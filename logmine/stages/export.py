@@ -296,7 +296,7 @@ def _build_pack(families, measured: Measured, total_requests, redactor, config, 
         ("before", [f.original for f in families]), ("lossless", [f.compressed.lossless_source for f in families]),
         ("after", [f.compressed.source for f in families]))}
     plen = {v: _prefix_tokens(p, count_tokens) for v, p in prefixes.items()}
-    statics = _static_tokens(families, count_tokens)
+    statics = _static_tokens(families, prefixes, count_tokens)
     shared: dict[str, SharedPrefix] = {}
     templates: list[PackTemplate] = []
     names: set[str] = set()
@@ -360,9 +360,18 @@ def _prefix_tokens(prefixes: dict[int, str], count_tokens: TokenCounter) -> dict
     return dict(zip(keys, count_tokens([prefixes[k] for k in keys]), strict=True))
 
 
-def _static_tokens(families: list[Family], count_tokens: TokenCounter) -> list[tuple[int, int, int]]:
-    """(before, lossless, after) static tokens per family, in one tokenizer call."""
-    texts = [static_text(s) for f in families for s in (f.original, f.compressed.lossless_source, f.compressed.source)]
+def _static_tokens(families: list[Family], prefixes: dict[str, dict[int, str]], count_tokens: TokenCounter) -> list[tuple[int, int, int]]:
+    """(before, lossless, after) static tokens per family, in one tokenizer call: the template's own
+    text, slots excluded. After compression a shared prefix factored out of the template (its
+    ``shared_prefix_id``, a pack entry of its own that the server caches once) is not the template's
+    own text; before compression nothing is factored, so the original counts whole."""
+    texts = []
+    for i, f in enumerate(families):
+        texts.append(static_text(f.original))
+        for variant, src in (("lossless", f.compressed.lossless_source), ("after", f.compressed.source)):
+            own = static_text(src)
+            head = prefixes[variant].get(i, "")
+            texts.append(own[len(head):] if head and own.startswith(head) else own)
     counts = count_tokens(texts) if texts else []
     return [tuple(counts[3 * i : 3 * i + 3]) for i in range(len(families))]
 

@@ -111,8 +111,9 @@ def static_text(source: str) -> str:
 # -- lines of a template: prose (instructions), code, structure ------------------------------------
 FIM_MARKERS = re.compile(r"<\|?fim|<PRE>|<SUF>|<MID>|\[SUFFIX\]|\[PREFIX\]|<\|fim_|<fim_|FILL_HERE|<｜fim", re.I)
 """Fill-in-the-middle sentinels: a template holding one is the model's protocol, byte for byte."""
-STRUCTURAL_LINE = re.compile(r"^\s*(?:```[\w+-]*|~~~[\w+-]*|</?[\w|:-]+>|<\|[^|]+\|>\w*|\[/?[A-Z_]+\]|[^\w\s]*|\w+:)\s*$")
-"""Lines that are structure, not instructions: fences, tags, sentinels, role labels, punctuation."""
+STRUCTURAL_LINE = re.compile(r"^\s*(?:```[\w+-]*|~~~[\w+-]*|</?[\w|:-]+>|<\|[^|]+\|>\w*|\[/?[A-Z_]+\]|[^\w\s]*|\w+:|/[a-z][\w-]*)\s*$")
+"""Lines that are structure, not instructions: fences, tags, sentinels, role labels, punctuation, a
+slash command alone on its line (``/explain``)."""
 ROLE_LABEL = re.compile(
     r"(?im)^[ \t]*(?:(?:system|user|assistant|human|developer|model|ai)[ \t]*:|"
     r"<\|?(?:system|user|assistant|im_start|start_header_id|start_of_turn)\|?>(?:[ \t]*\w+\b)?|"
@@ -141,8 +142,14 @@ def has_turns(text: str) -> bool:
     return bool(ROLE_LABEL.search(text))
 
 
+_HEADING = re.compile(r"^#{2,6}[ \t]+(?=\S)")
+"""A Markdown heading (``## How to answer``): prose when its words are (``# x`` alone reads as a code comment)."""
+
+
 def is_prose(line: str) -> bool:
     """A line of instructions in natural language: not indented, no code punctuation, mostly words."""
+    if heading := _HEADING.match(line):
+        line = line[heading.end() :]
     if STRUCTURAL_LINE.match(line) or FIM_MARKERS.search(line) or has_turns(line) or TURN_MARKER.search(line):
         return False
     if re.match(r"(?:[ ]{2,}|\t)\S", line) or _CODE_HINT.search(_BULLET.sub("", line)):

@@ -62,3 +62,17 @@ def test_chat_templates_have_a_system_or_user_turn() -> None:
         roles = [role for role, _ in t.messages]
         assert roles in (["prompt"], ["user"], ["system", "user"]), t.name
         assert not re.search(r"\{\{\{?\s*\}", " ".join(text for _, text in t.messages))
+
+
+def _words(template) -> int:  # noqa: ANN001
+    return sum(len(re.findall(r"[A-Za-z]+", text)) for msg in template.parts for text, slot in msg if not slot)
+
+
+def test_instruction_templates_are_as_long_as_real_ones_and_share_a_system_prompt() -> None:
+    prose = [t for t in TEMPLATES if t.kind != "fim"]
+    assert sum(_words(t) for t in prose) / len(prose) >= 150  # real edit prompts ~50 words, chat commands ~165 + a system prompt
+    systems = [text for t in prose for role, text in t.messages if role == "system"]
+    common, count = max(((s, systems.count(s)) for s in set(systems)), key=lambda x: x[1])
+    assert count >= 10 and len(common.split()) >= 150
+    fim = [t for t in TEMPLATES if t.kind == "fim"]
+    assert max(_words(t) for t in fim if t.family != "openai") <= 10  # sentinels (and a path or repo line) only
