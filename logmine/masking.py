@@ -67,6 +67,8 @@ DEFAULT_RULES: tuple[MaskRule, ...] = tuple(
         ("HEX", r"\b0[xX][0-9a-fA-F]+\b"),
         ("HEX", r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b"),
         ("PATH", r"(?<![\w/.~<>*-])(?:/[\w.@+~-]+){2,}/?"),
+        # a relative path to a file: two or more parts and an extension (src/app/main.py)
+        ("PATH", r"(?<![\w/.~<>*-])[\w.-]+(?:/[\w.@+~-]+)+\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/])"),
         ("BOOL", r"(?<![\w-])(?:true|false|null)(?![\w-])"),
         # a number, with a byte unit when it has one ("5.2 KB")
         ("NUM", _NOT_WORD_BEFORE + r"[-+]?\d+(?:\.\d+)*(?: ?(?:[KMGTP]i?B|B|bytes)\b)?" + _NOT_WORD_AFTER),

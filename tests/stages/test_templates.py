@@ -144,6 +144,19 @@ def test_default_masking() -> None:
     assert masker.collapse(masker.mask(line)) == 'blk_-<*> <*> "GET <*> HTTP/<*>" <*> <*> <*> en0 ssh2 <*> <*>'
 
 
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        pytest.param('title="src/acme/graphlib.py"', 'title="<PATH>"', id="quoted"),
+        pytest.param("located at: src/stat/stat.py.", "located at: <PATH>.", id="end-of-sentence"),
+        pytest.param("org/apache/Foo.java:123", "<PATH>:<NUM>", id="with-a-line-number"),
+        pytest.param("see a/b or and/or", "see a/b or and/or", id="no-extension-no-path"),
+    ],
+)
+def test_relative_file_paths_are_masked(text: str, masked: str) -> None:
+    assert Masker(typed=True).mask(text) == masked
+
+
 def test_user_rules_come_first_and_can_be_typed(tmp_path: Path) -> None:
     rules = build_rules([{"pattern": r"req-[a-z]+", "mask_with": "REQ"}])
     masker = Masker(rules, typed=True)
