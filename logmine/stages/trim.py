@@ -39,6 +39,7 @@ from logmine.stages.trim_score import (
     build_plan,
     lru_factor,
     nth_line_back,
+    ranked,
     references,
     score,
     split_uses,
@@ -150,8 +151,9 @@ class Trimmer:
             return self._lines(data, units, budget, from_end=True)
         plan = self._plan(data, units, path, memo, language)
         file_factor = lru_factor(recent_files, file_path, self.config.lru_decay)
-        scores = self.scores(plan, data, language, file_factor, recent_symbols)
-        return self._select(data, units, set(path), scores, budget, memo)
+        line = data[data.rfind(b"\n") + 1 :].decode("utf-8", "replace")
+        order = ranked(plan, line, language, file_factor, recent_symbols, self.config)  # lazy: unread when over budget
+        return self._select(data, units, set(path), order, budget, memo)
 
     def layout(self, data: bytes, language: str | None, file_path: str | None = None) -> tuple[list[Unit], list[int], dict]:
         """Units of a prefix context and its cursor path (see :mod:`logmine.stages.trim_units`);
@@ -261,8 +263,9 @@ class Trimmer:
         line = data[data.rfind(b"\n") + 1 :].decode("utf-8", "replace")
         return score(plan, line, language, file_factor, recent_symbols, self.config)
 
-    def _select(self, data: bytes, units: list[Unit], path: set[int], scores: dict[int, float], budget: int,
+    def _select(self, data: bytes, units: list[Unit], path: set[int], order: Iterable[tuple[float, int]], budget: int,
                 memo: dict | None = None) -> TrimResult:
+        """Keep the path, then ``(score, unit)`` pairs in ``order`` (best first) while they fit."""
         kept = set(path)
         used = sum(units[i].tokens for i in path)
         cut_start = None
@@ -271,10 +274,9 @@ class Trimmer:
             kept = {cursor}
             cut_start, used = self._tail(data, units[cursor], budget, {} if memo is None else memo)
         else:
-            order = sorted(scores, key=lambda i: (-scores[i], -i))
             cap = self.config.max_kept or len(units)
-            for i in order:
-                if scores[i] < self.config.min_score or len(kept) - len(path) >= cap:
+            for s, i in order:
+                if s < self.config.min_score or len(kept) - len(path) >= cap:
                     break
                 t = units[i].tokens
                 if used + t <= budget:
@@ -301,7 +303,7 @@ class Trimmer:
         kept.sort()
         path = {len(units) - 1} if from_end else set()
         if from_end and not kept:  # the cursor's line alone is over budget: its end
-            return self._select(data, units, path, {}, budget)
+            return self._select(data, units, path, (), budget)
         text = data[units[kept[0]].start : units[kept[-1]].end].decode("utf-8", "replace") if kept else ""
         return TrimResult(text, units, kept, path & set(kept), used, sum(u.tokens for u in units))
 
@@ -418,7 +420,7 @@ class Trimmer:
             plan.near.add(i)
         plan.units = units
         scores = self.scores(plan, b"", language, 1.0, recent_symbols)
-        return self._select(data, units, path, scores, budget)
+        return self._select(data, units, path, sorted(((s, i) for i, s in scores.items()), reverse=True), budget)
 
     def _remember(self, skey: tuple, res: TrimResult) -> None:
         """The symbols of the unit enclosing the cursor join the session's recently edited symbols."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +83,8 @@ class Plan:
     attr: dict[str, list[int]] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)
     units: list[Unit] | None = None
+    orders: dict[float, list[tuple[float, int]]] = field(default_factory=dict)
+    """Per file factor, ``(score, unit)`` of the candidates from the base values alone, best first."""
 
     def defines_of(self, i: int) -> frozenset[str]:
         return self.units[i].defines if self.units is not None else frozenset()
@@ -135,19 +137,65 @@ def build_plan(units: list[Unit], path: list[int], near: tuple[set[str], set[str
 def score(plan: Plan, line: str, language: str | None, file_factor: float, recent_symbols: Sequence[str],
           config: Any) -> dict[int, float]:
     """The score of each candidate unit once the cursor's ``line`` is read."""
+    changed = _changed(plan, line, language, file_factor, recent_symbols, config)
+    w = config.ast_weight
+    out = {}
+    for i in plan.cand:
+        s = changed.get(i)
+        if s is None:
+            imp, rec, _ = plan.base[i]
+            s = w * min(imp, 1.0) + (1 - w) * rec * file_factor
+        out[i] = s
+    return out
+
+
+def ranked(plan: Plan, line: str, language: str | None, file_factor: float, recent_symbols: Sequence[str],
+           config: Any) -> Iterator[tuple[float, int]]:
+    """``(score, unit)`` of the candidates, best first (ties: the later unit first), as :func:`score`
+    gives them; lazily: only the units the cursor's line changes are scored per request, the others
+    come in an order kept per plan and file factor."""
+    base = plan.orders.get(file_factor)
+    if base is None:
+        w = config.ast_weight
+        base = plan.orders[file_factor] = sorted(
+            ((w * min(imp, 1.0) + (1 - w) * rec * file_factor, i) for i, (imp, rec, _) in plan.base.items()), reverse=True)
+    changed = _changed(plan, line, language, file_factor, recent_symbols, config)
+    if not changed:
+        yield from base
+        return
+    extra = sorted(((s, i) for i, s in changed.items()), reverse=True)
+    j, n = 0, len(extra)
+    for item in base:
+        if item[1] in changed:
+            continue
+        while j < n and extra[j] > item:
+            yield extra[j]
+            j += 1
+        yield item
+    yield from extra[j:]
+
+
+def _changed(plan: Plan, line: str, language: str | None, file_factor: float, recent_symbols: Sequence[str],
+             config: Any) -> dict[int, float]:
+    """Scores of the candidates whose importance or recency the cursor's line or the session's recent
+    symbols change (the others keep their plan's base values)."""
     bare, attrs = uses(plan.opener + line, language)
     hits: set[int] = set()
     for name in bare:
         hits.update(plan.bare.get(name, ()))
     for name in attrs:
         hits.update(plan.attr.get(name, ()))
+    hits -= plan.near
     partial = plan.partial(line, config.partial_matches)
     sym_rank = {s: r for r, s in enumerate(reversed(recent_symbols))} if recent_symbols else None
+    todo = hits | partial
+    if sym_rank:
+        todo.update(i for i in plan.cand if not plan.defines_of(i).isdisjoint(sym_rank))
     w = config.ast_weight
     out = {}
-    for i in plan.cand:
+    for i in todo:
         imp, rec, kind = plan.base[i]
-        if i in hits and i not in plan.near:
+        if i in hits:
             imp, rec = kind + config.near_weight, 1.0
         if i in partial:
             imp, rec = imp + config.partial_weight, 1.0

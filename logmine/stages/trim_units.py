@@ -175,6 +175,8 @@ class UnitParser:
     def _tree(self, text: bytes, language: str, fkey: tuple | None) -> object:
         parser = get_parser(language)
         old = self.files.pop((language, fkey), None) if fkey is not None and self.incremental else None
+        if old is not None and old[1].root_node.has_error:
+            old = None  # an edited erroneous tree mostly parses with errors again, and those are redone cold
         if old is None:
             tree = parser.parse(text)
             self.stats["cold"] += 1
