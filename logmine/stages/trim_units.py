@@ -110,12 +110,18 @@ class Unit:
 
 
 # -- parsing a segment --------------------------------------------------------------------------
+Raw = tuple
+"""A unit of a parsed segment as the tuple of :class:`Unit`'s fields, offsets relative to the segment
+(cached segments hold these; a :class:`Unit` is built once it is placed in a context, :func:`_place`)."""
+_NONE: frozenset[str] = frozenset()
+
+
 @dataclass(slots=True)
 class Level:
     """Units at one block level of a parsed segment; the last one may open into the next level."""
 
-    units: list[Unit]
-    header: Unit | None = None
+    units: list[Raw]
+    header: Raw | None = None
     """The last unit's header (up to its body) when it is a container."""
     member_indent: int = 0
     members: Level | None = None
@@ -204,37 +210,35 @@ class UnitParser:
             children = _members(body) if body is not None else node.children
         else:
             children = node.children
-        units: list[Unit] = []
+        units: list[Raw] = []
         pending = None  # attributes glued to the next item (Rust #[...])
         last_node = None
-        kids = []  # (node, type, end with a following ";")
+        kids = []  # (node, type, start, end: the node's, or a following ";"'s)
+        top = limit + offset
         for c in children:
             t = c.type
             if t == ";":
                 if kids:
-                    kids[-1] = (kids[-1][0], kids[-1][1], c.end_byte)
+                    kids[-1] = (*kids[-1][:3], c.end_byte)
                 continue
-            if c.start_byte - offset < limit and c.end_byte > offset:
-                kids.append((c, t, None))
+            start, end = c.start_byte, c.end_byte
+            if start < top and end > offset:
+                kids.append((c, t, start, end))
         final = len(kids) - 1
         rust = language == "rust"
-        for k, (child, t, end) in enumerate(kids):
+        for k, (child, t, start, end) in enumerate(kids):
             if rust and k < final and t in ("attribute_item", "inner_attribute_item"):
-                pending = pending if pending is not None else child.start_byte
+                pending = pending if pending is not None else start
                 continue
             # the last unit changes with every new line and is usually the cursor's: count it lazily
-            units.append(self._unit(child, text, offset, limit, language, pending, lazy=k == final, end=end, kind=t))
+            units.append(self._unit(child, t, text, offset, min(end, top), language,
+                                    pending if pending is not None else start, k == final))
             pending, last_node = None, child
         level = Level(units)
         if last_node is not None:
             body = _container_body(last_node)
             if body is not None:
-                start = units[-1].start
-                head_end = _line_end(text, body.start_byte, offset, limit)
-                header_text = text[start + offset : head_end + offset]
-                level.header = Unit(start, head_end, "definition", last_node.type,
-                                    trim_defs.defines_of(last_node, language, members=False)[0],
-                                    self.count(header_text.decode("utf-8", "replace")))
+                level.header = self._header(last_node, body, units[-1][0], text, offset, limit, language)
                 level.member_indent = _member_indent(text, body, offset, limit)
                 sub = self._level_of(body, text, offset, limit, language)
                 level.members = sub
@@ -246,16 +250,27 @@ class UnitParser:
         level.units = [_as_member(u) for u in level.units]
         return level
 
-    def _unit(self, node, text: bytes, offset: int, limit: int, language: str, glued: int | None,  # noqa: ANN001
-              lazy: bool = False, end: int | None = None, kind: str | None = None) -> Unit:
-        node_type = kind or node.type
-        start = glued if glued is not None else node.start_byte
+    def _header(self, node, body, start: int, text: bytes, offset: int, limit: int, language: str) -> Raw:  # noqa: ANN001
+        """A container's header: from its start to the end of the line its body starts on."""
+        head_end = _line_end(text, body.start_byte, offset, limit)
+        header_text = text[start + offset : head_end + offset]
+        # what a clean container's header defines (its name) is read from the header alone
+        hkey = (language, "header", node.type, header_text) if not node.has_error else None
+        info = self.infos.get(hkey) if hkey is not None else None
+        if info is None:
+            info = (trim_defs.defines_of(node, language, members=False)[0], self.count(header_text.decode("utf-8", "replace")))
+            if hkey is not None and self.max_segments:
+                self.infos[hkey] = info
+        return (start, head_end, "definition", node.type, info[0], info[1], _NONE, _NONE)
+
+    def _unit(self, node, node_type: str, text: bytes, offset: int, end: int, language: str, start: int,  # noqa: ANN001
+              lazy: bool) -> Raw:
+        """The unit of ``node`` over ``[start, end)`` (to the start of its line when only blanks precede it)."""
         line_start = text.rfind(b"\n", offset, start) + 1
         if line_start < offset:
             line_start = offset
         if not text[line_start:start].strip():
             start = line_start
-        end = min(node.end_byte if end is None else end, limit + offset)
         chunk = text[start:end]
         # A node with a parse error may read differently in another tree: only clean nodes are cached.
         ikey = (language, node_type, chunk) if not node.has_error else None
@@ -266,7 +281,7 @@ class UnitParser:
             if kind == "statement" and (names or attrs):
                 kind = "definition"
             if lazy:
-                return Unit(start - offset, end - offset, kind, node_type, names, LAZY, attrs)
+                return (start - offset, end - offset, kind, node_type, names, LAZY, attrs, _NONE)
             decoded = chunk.decode("utf-8", "replace")
             idents = frozenset(IDENT.findall(code_only(decoded, language))) if kind not in ("comment", "import") else frozenset()
             info = (kind, names, self.count(decoded), attrs, idents)
@@ -274,13 +289,13 @@ class UnitParser:
                 self.infos.clear()
             if ikey is not None:
                 self.infos[ikey] = info
-        return Unit(start - offset, end - offset, info[0], node_type, info[1], info[2], info[3], info[4])
+        return (start - offset, end - offset, info[0], node_type, info[1], info[2], info[3], info[4])
 
 
-def _as_member(u: Unit) -> Unit:
-    if not u.defines or u.defines <= u.members:
+def _as_member(u: Raw) -> Raw:
+    if not u[4] or u[4] <= u[6]:
         return u
-    return Unit(u.start, u.end, u.kind, u.node_type, u.defines, u.tokens, u.members | u.defines, u.idents)
+    return (*u[:6], u[6] | u[4], u[7])
 
 
 def finish(u: Unit, body: bytes, language: str, count: Callable[[str], int], infos: dict | None = None) -> Unit:
@@ -409,9 +424,10 @@ def outline(body: bytes, language: str, parser: UnitParser, key: str | None = No
             last_level, last_offset = parsed.top, seg.start
         else:
             # a closed function body's bindings are not in scope at the cursor
-            local = not any(u.node_type in trim_defs.SCOPE_KINDS or u.kind == "import" for u in parsed.top.units)
-            before.extend(finish(_shift(u, seg.start, local), body, language, parser.count,
-                                 parser.infos if parser.max_segments else None)
+            local = not any(u[3] in trim_defs.SCOPE_KINDS or u[2] == "import" for u in parsed.top.units)
+            infos = parser.infos if parser.max_segments else None
+            before.extend(_place(u, seg.start, local) if u[5] != LAZY
+                          else finish(_place(u, seg.start, local), body, language, parser.count, infos)
                           for u in parsed.top.units)
     base = 0
     if last_level is not None and SYNTAX[language].indented:
@@ -433,10 +449,13 @@ def _fragment(data: bytes, start: int, end: int, language: str, parser: UnitPars
     return Unit(start, end, "fragment", "fragment", frozenset(), info[0], frozenset(), info[1])
 
 
-def _shift(u: Unit, by: int, local: bool = False) -> Unit:
+def _place(u: Raw, by: int, local: bool = False) -> Unit:
+    """The :class:`Unit` of a segment's unit that starts ``by`` bytes into the context
+    (``local``: a closed function body's statement, whose bindings are out of scope)."""
+    start, end, kind, node_type, defines, tokens, members, idents = u
     if local:
-        return Unit(u.start + by, u.end + by, u.kind, u.node_type, frozenset(), u.tokens, frozenset(), u.idents)
-    return Unit(u.start + by, u.end + by, u.kind, u.node_type, u.defines, u.tokens, u.members, u.idents)
+        return Unit(start + by, end + by, kind, node_type, _NONE, tokens, _NONE, idents)
+    return Unit(start + by, end + by, kind, node_type, defines, tokens, members, idents)
 
 
 def place_cursor(ol: Outline, data: bytes, cursor_line: int, count: Callable[[str], int] = count_tokens,
@@ -489,15 +508,15 @@ def _shape(ol: Outline, indent: int) -> tuple[list[Unit], list[int], int | None]
             new_unit = remaining == 0
             deeper = level.members is not None and remaining >= 1
         if new_unit:
-            units.extend(_shift(u, off) for u in level.units[:-1])
-            units.append(finish(_shift(level.units[-1], off), ol.body, ol.language, ol.count))
+            units.extend([_place(u, off) for u in level.units[:-1]])
+            units.append(finish(_place(level.units[-1], off), ol.body, ol.language, ol.count))
             return units, path, None
         if not deeper:
-            units.extend(_shift(u, off) for u in level.units)
+            units.extend([_place(u, off) for u in level.units])
             return units, path, len(units) - 1
-        units.extend(_shift(u, off) for u in level.units[:-1])
+        units.extend([_place(u, off) for u in level.units[:-1]])
         path.append(len(units))
-        units.append(_shift(level.header, off))
+        units.append(_place(level.header, off))
         base, remaining = level.member_indent, remaining - 1
         level = level.members
     return units, path, None
