@@ -135,6 +135,7 @@ class Trimmer:
         self.symbols: OrderedDict[tuple, list[str]] = OrderedDict()
         self.region_counts: dict[tuple, tuple[bytes, int]] = {}
         self.last_body: dict[str, tuple[bytes, str, tuple[Outline, dict]]] = {}
+        self.far_uses: dict[str, tuple[str | None, str, set[str], set[str]]] = {}
 
     # -- the three slots ------------------------------------------------------------------------
     def prefix(self, code: str, language: str | None, file_path: str | None = None,
@@ -149,7 +150,7 @@ class Trimmer:
             return TrimResult(code, [], [], set(), 0, 0)
         if not supported(language):  # no grammar: the lines nearest the cursor
             return self._lines(data, units, budget, from_end=True)
-        plan = self._plan(data, units, path, memo, language)
+        plan = self._plan(data, units, path, memo, language, stream if stream is not None else file_path)
         file_factor = lru_factor(recent_files, file_path, self.config.lru_decay)
         line = data[data.rfind(b"\n") + 1 :].decode("utf-8", "replace")
         order = ranked(plan, line, language, file_factor, recent_symbols, self.config)  # lazy: unread when over budget
@@ -249,12 +250,13 @@ class Trimmer:
         return TrimmedSlots(out, before, after)
 
     # -- scoring and selection ------------------------------------------------------------------
-    def _plan(self, data: bytes, units: list[Unit], path: list[int], memo: dict, language: str | None) -> Plan:
+    def _plan(self, data: bytes, units: list[Unit], path: list[int], memo: dict, language: str | None,
+              stream: str | None = None) -> Plan:
         """What scoring needs that does not change while the cursor stays on its line (cached)."""
         key = ("plan", len(units), tuple(path))
         plan = memo.get(key)
         if plan is None:
-            plan = memo[key] = build_plan(units, path, *self._body_uses(data, units, path, language), self.config)
+            plan = memo[key] = build_plan(units, path, *self._body_uses(data, units, path, language, stream), self.config)
         return plan
 
     def scores(self, plan: Plan, data: bytes, language: str | None, file_factor: float,
@@ -365,9 +367,11 @@ class Trimmer:
             lo += 1
         return lo, self.count(data[lo:end].decode("utf-8", "replace"))
 
-    def _body_uses(self, data: bytes, units: list[Unit], path: list[int], language: str | None) -> tuple[tuple, tuple, str]:
+    def _body_uses(self, data: bytes, units: list[Unit], path: list[int], language: str | None,
+                   stream: str | None = None) -> tuple[tuple, tuple, str]:
         """Identifiers of the complete lines among the last ``near_lines`` up to the cursor, of the rest of
-        the cursor's unit and the headers around it, and the string/comment opener left open at its line."""
+        the cursor's unit and the headers around it, and the string/comment opener left open at its line.
+        ``stream`` keys the uses of the rest of the cursor's unit, which mostly grows by a line per request."""
         cursor_line = data.rfind(b"\n") + 1
         cursor = units[path[-1]]
         start = nth_line_back(data, cursor_line, self.config.near_lines - 1)
@@ -378,11 +382,31 @@ class Trimmer:
         if len(parts) != 2:  # the near lines start inside a string or comment: blank keeping offsets
             blank = blank_keeping_offsets(text, language)
             parts = [blank[: len(far)], blank[len(far) :]]
-        near, whole = split_uses(parts[1]), split_uses(parts[0])
+        near, whole = split_uses(parts[1]), self._far_uses(stream, language, parts[0])
         for i in path[:-1]:  # the headers around the cursor, less the names they define themselves
             head = uses(data[units[i].start : units[i].end].decode("utf-8", "replace"), language)
             whole = (whole[0] | (head[0] - units[i].defines), whole[1] | head[1])
         return near, whole, open_delimiter(text, language)
+
+    def _far_uses(self, stream: str | None, language: str | None, code: str) -> tuple[set[str], set[str]]:
+        """:func:`split_uses` of ``code``, reusing the uses of the stream's last such text up to its last
+        newline when ``code`` starts with it (names and members never span a newline, so uses add up)."""
+        if stream is None or not self.cache:
+            return split_uses(code)
+        prev = self.far_uses.pop(stream, None)
+        if prev is not None and prev[0] == language and code.startswith(prev[1]):
+            done, bare, attrs = prev[1], prev[2], prev[3]
+        else:
+            done, bare, attrs = "", set(), set()
+        cut = code.rfind("\n", len(done)) + 1
+        if cut > len(done):
+            more = split_uses(code[len(done) : cut])
+            done, bare, attrs = code[:cut], bare | more[0], attrs | more[1]
+        self.far_uses[stream] = (language, done, bare, attrs)
+        if len(self.far_uses) > 1024:
+            self.far_uses.pop(next(iter(self.far_uses)))
+        tail = split_uses(code[len(done) :])
+        return bare | tail[0], attrs | tail[1]
 
     def _free(self, code: str, language: str | None, used: tuple[set[str], set[str]], recent_symbols: Sequence[str], budget: int,
               head_is_path: bool) -> TrimResult:
