@@ -4,6 +4,9 @@ The word-level miner splits a free-text region (a user's request, a chat message
 without a pasted code block) by its words and lengths. Across many prompts, though, a
 template's static lines recur verbatim while the text between them does not: templates whose
 prompts have the same static lines in the same order are one template.
+
+A rare template (a prompt or two whose code ended in a comment or a docstring, read as text)
+joins a frequent one whose pattern matches it: :func:`absorb_rare`.
 """
 
 from __future__ import annotations
@@ -57,7 +60,78 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
         texts = [SLOT.sub(r"{\1}", group_text(g, state)) for g in members]
         text = _anchored_text(_common_signature(texts, df), texts)
         out.append(Group(sorted(i for g in members for i in g.members), min(g.pattern for g in members), parts, None, text))
+    return absorb_rare(out, state)
+
+
+def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
+    """Templates of fewer than ``MIN_ANCHOR_PROMPTS`` prompts join a template of more prompts whose
+    pattern matches their text: its static text (``MIN_SIGNATURE_CHARS`` or more) all there, in
+    order, and each of its variables standing for some text that holds no model sentinel. The
+    most specific such template wins (the most static text)."""
+    weights = [sum(state.weights[i] for i in g.members) for g in groups]
+    texts = [group_text(g, state) for g in groups]
+    frequent = [k for k, w in enumerate(weights) if w >= MIN_ANCHOR_PROMPTS]
+    static = {k: len(_WS.sub("", _VARIABLE.sub("", texts[k]))) for k in frequent}
+    patterns = {k: _literal_pieces(texts[k]) for k in frequent if static[k] >= MIN_SIGNATURE_CHARS}
+    patterns = {k: p for k, p in patterns.items() if len(p) > 1}
+    order = sorted(patterns, key=lambda k: (-static[k], -weights[k], texts[k]))
+    into: dict[int, list[int]] = defaultdict(list)
+    for k, w in enumerate(weights):
+        if w < MIN_ANCHOR_PROMPTS:
+            flat = _flat(texts[k])
+            host = next((b for b in order if _matches(patterns[b], flat)), None)
+            if host is not None:
+                into[host].append(k)
+    if not into:
+        return groups
+    out = []
+    absorbed = {k for ks in into.values() for k in ks}
+    for k, g in enumerate(groups):
+        if k in absorbed:
+            continue
+        if k in into:
+            members = [g] + [groups[j] for j in into[k]]
+            parts = [p for m in members for p in (m.parts or [m])]
+            g = Group(sorted(i for m in members for i in m.members), g.pattern, parts, None, texts[k])
+        out.append(g)
     return out
+
+
+_WS = re.compile(r"\s+")
+_VARIABLE = re.compile(r"<\*>|\{[a-z_]+\d*\}")
+"""A template's variables: wildcards and named slots (a slot token ``{code:id}`` is static text)."""
+
+
+def _literal_pieces(text: str) -> list[str]:
+    """The static text of a template between its variables, whitespace left out (a template
+    reads any whitespace run as any whitespace)."""
+    return [_flat(piece) for piece in _VARIABLE.split(text)]
+
+
+def _flat(text: str) -> str:
+    """``text`` without whitespace, slot tokens read as their slot names (a static code span
+    of one template may be a slot of a rare one, merged by its anchors)."""
+    return _WS.sub("", SLOT.sub(r"{\1}", text))
+
+
+def _matches(pieces: list[str], text: str) -> bool:
+    """Whether ``text`` (whitespace left out) is the pieces in order with some text between each
+    two that holds no model sentinel (leftmost placement of each piece)."""
+    first, last = pieces[0], pieces[-1]
+    if not text.startswith(first) or not text.endswith(last) or len(text) < len(first) + len(last):
+        return False
+    pos, end = len(first), len(text) - len(last)
+    for piece in pieces[1:-1]:
+        at = text.find(piece, pos + 1, end)
+        if at < 0 or _MODEL_SENTINEL.search(text, pos, at):
+            return False
+        pos = at + len(piece)
+    return pos < end and _MODEL_SENTINEL.search(text, pos, end) is None
+
+
+_MODEL_SENTINEL = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST)\]")
+"""Tokens of a model's prompt format (``<|im_end|>``, ``<fim_suffix>``, ``[/INST]``), which no
+variable spans; markup tags may be a variable's (HTML in a docstring)."""
 
 
 def _anchor_lines(text: str) -> list[str]:
@@ -122,12 +196,21 @@ def _anchored_text(signature: tuple[str, ...], texts: list[str]) -> str:
         if i % 2 == 1 or len(set(col)) == 1:
             out.append(col[0])
             continue
-        names = {m.group(1) for c in col if (m := _ONE_SLOT.fullmatch(c.strip()))}
-        lead = os.path.commonprefix([c[: len(c) - len(c.lstrip())] for c in col])
-        trail = os.path.commonprefix([c[len(c.rstrip()) :][::-1] for c in col])[::-1]
-        slot = "{%s}" % names.pop() if len(names) == 1 and all(_ONE_SLOT.fullmatch(c.strip()) for c in col) else WILDCARD
+        lead = _AFFIX_HEAD.match(os.path.commonprefix(col)).group(0)  # type: ignore[union-attr]
+        rest = [c[len(lead) :][::-1] for c in col]
+        trail = _AFFIX_TAIL.match(os.path.commonprefix(rest)).group(0)[::-1]  # type: ignore[union-attr]
+        middles = [c[len(lead) : len(c) - len(trail)] for c in col]
+        names = {m.group(1) for c in middles if (m := _ONE_SLOT.fullmatch(c.strip()))}
+        slot = "{%s}" % names.pop() if len(names) == 1 and all(_ONE_SLOT.fullmatch(c.strip()) for c in middles) else WILDCARD
         out.append(lead + slot + trail)
     return "".join(out)
+
+
+_AFFIX_HEAD = re.compile(r"(?s)(?:.*[\s>}])?")
+"""The text every region starts with, kept up to its last whitespace, tag or slot end (never
+inside a word, a tag or a slot)."""
+_AFFIX_TAIL = re.compile(r"(?s)(?:.*[\s<{])?")
+"""The same for the reversed common end (up to a whitespace, tag or slot start)."""
 
 
 _ONE_SLOT = re.compile(r"\{([a-z_]+)\d*(?::[a-z]{6,})?\}")

@@ -128,17 +128,22 @@ def pattern_of(rows: Sequence[Sequence[str]]) -> tuple[str, ...]:
 
 _HEAD = re.compile(r"^.*[^A-Za-z0-9_<>*]")
 _TAIL = re.compile(r"[^A-Za-z0-9_<>*].*$")
+_SLOTTED_HEAD = re.compile(r"^.*[>}]")
+_SLOTTED_TAIL = re.compile(r"[<{].*$")
 
 
 def generalise(values: Sequence[str]) -> str:
     """One wildcard standing for ``values``, inside the punctuation they all share; or, for
     values that differ only in their slot tokens, the named slots."""
-    if any("{" in v and SLOT.search(v) for v in values):
+    slotted = any("{" in v and SLOT.search(v) for v in values)
+    if slotted:
         slots = _generalise_slots(values)
-        return WILDCARD if slots is None else slots
-    head = _cut(os.path.commonprefix(list(values)), _HEAD)
+        if slots is not None:
+            return slots
+    # around slot tokens, cut only after a tag or a slot ends (``<DOC>{code:ab}`` and ``<DOC>{code:ac}``)
+    head = _cut(os.path.commonprefix(list(values)), _SLOTTED_HEAD if slotted else _HEAD)
     rest = [v[len(head):][::-1] for v in values]
-    tail = _cut(os.path.commonprefix(rest)[::-1], _TAIL)
+    tail = _cut(os.path.commonprefix(rest)[::-1], _SLOTTED_TAIL if slotted else _TAIL)
     if any(len(v) <= len(head) + len(tail) for v in values):
         return WILDCARD
     return head + WILDCARD + tail

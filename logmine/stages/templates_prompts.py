@@ -307,8 +307,8 @@ _QUOTES = "\"'`"
 def _inline_fixed(pieces: list[tuple[str, bool, int]], kinds: list[str], lines: list[list[int]]) -> None:
     """Fixed pieces inside a line of code (code before them on their line, more text after) that
     are part of the code: a tag inside a string literal (next to a quote: ``print("<H3>")``), the
-    file's name in a comment (``# ... but {file_path} historically``). A bare tag inside code
-    (a cursor marker) and fill-in-the-middle sentinels stay structure."""
+    file's name in a comment (``# ... but {file_path} historically``). A bare tag inside code,
+    a self-closing marker (``<CURSOR/>``) and fill-in-the-middle sentinels stay structure."""
     for line in lines:
         seen_code = False
         for n, i in enumerate(line):
@@ -326,6 +326,8 @@ def _in_code(pieces: list[tuple[str, bool, int]], line: list[int], n: int) -> bo
         return False
     before = pieces[line[n - 1]][0] if n else ""
     after = pieces[line[n + 1]][0] if n + 1 < len(line) else ""
+    if piece.endswith("/>"):
+        return False  # a marker (<CURSOR/>), wherever it falls
     return before[-1:] in tuple(_QUOTES) or after[:1] in tuple(_QUOTES)
 
 

@@ -92,6 +92,8 @@ def test_code_becomes_slots_and_prose_stays() -> None:
                      id="a-cursor-marker-stays-and-the-blank-space-by-it-is-code"),
         pytest.param("Edit:\n<DOC>def f(x):\n    return x\n    <CURSOR/>\n\nprint(f(2))</DOC>\n", {}, "Edit:\n<DOC>{code}<CURSOR/>{code}</DOC>\n",
                      id="the-same-with-the-cursor-on-a-line-of-its-own"),
+        pytest.param('Edit:\n<DOC>x = "ab<CURSOR/>c"\n</DOC>\n', {}, "Edit:\n<DOC>{code}<CURSOR/>{code}</DOC>\n",
+                     id="a-marker-stays-even-in-a-string-literal"),
     ],
 )
 def test_code_in_context(prompt: str, values: dict[str, str], expected: str) -> None:

@@ -1,0 +1,72 @@
+"""Prompt templates merged by their static lines; rare templates absorbed by a frequent one that matches them."""
+
+from __future__ import annotations
+
+import pytest
+
+from logmine.stages.templates_anchors import GAP, _anchored_text, _flat, _literal_pieces, _matches
+from logmine.stages.templates_cluster import generalise
+from logmine.stages.templates_prompts import mine_prompts, prompt_template_regex
+
+CODE = [
+    "def area(r):\n    return 3.14 * r * r",
+    "class Stack:\n    def push(self, x):\n        self.items.append(x)",
+    "for i in range(10):\n    total += i",
+    "import os\nprint(os.getcwd())",
+    "while queue:\n    node = queue.pop()\n    visit(node)",
+    "x = {k: v for k, v in pairs}\nreturn x",
+    "try:\n    run()\nexcept ValueError:\n    pass",
+]
+
+
+def fim_records(contexts: list[str]) -> list[dict[str, str]]:
+    """Repository-level fill-in-the-middle prompts: other files' code, then the FIM sentinels."""
+    out = []
+    for n, context in enumerate(contexts):
+        prefix, suffix = f"def f{n}(x):\n    y = x + {n}\n    return ", f"\n\nprint(f{n}({n}))\n"
+        out.append({"prompt": f"{context}<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>", "prefix": prefix, "suffix": suffix,
+                    "language": "python"})
+    return out
+
+
+def test_a_rare_prompt_joins_the_frequent_template_that_matches_it() -> None:
+    # the other file's code in the last prompt ends in a docstring's prose, which reads as text
+    odd = "def load(path):\n    return open(path).read()\nThis module reads the configuration of the server."
+    records = fim_records(CODE + [odd])
+    result = mine_prompts(records)
+    assert len(set(result.assignments)) == 1
+    template = result.templates[result.assignments[0]]
+    assert template == "{code}<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>"
+    assert all(prompt_template_regex(template).match(r["prompt"]) for r in records)
+
+
+def test_only_a_frequent_template_with_enough_static_text_absorbs() -> None:
+    odd = "def load(path):\n    return open(path).read()\nThis module reads the configuration of the server."
+    result = mine_prompts(fim_records(CODE[:4] + [odd]))  # 4 prompts: not frequent enough to take in the odd one
+    assert len(set(result.assignments)) == 2
+
+
+def test_a_variable_never_spans_a_model_sentinel() -> None:
+    host = _literal_pieces("<|im_start|>user\nExplain the following code to me please:\n<*><|im_end|>")
+    assert _matches(host, _flat("<|im_start|>user\nExplain the following code to me please:\n{code}\nthanks<|im_end|>"))
+    assert not _matches(host, _flat("<|im_start|>user\nExplain the following code to me please:\nx<|im_end|><|im_start|>y<|im_end|>"))
+    assert not _matches(host, _flat("<|im_start|>user\nExplain the following code to me please:\n<|im_end|>"))  # a value is never empty
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        pytest.param(["<DOC>{code:abcdefgh}</DOC>", "<DOC>{code:ijklmnop}</DOC>"], "<DOC>{code}</DOC>", id="one-slot"),
+        pytest.param(["<DOC>{code:abcdefgh}</DOC>", "<DOC>{code:ijklmnop}<X>{code:qrstuvwx}</DOC>"], "<DOC><*></DOC>",
+                     id="slots-differ-tags-kept"),
+        pytest.param(["rhost=1.2.3.4", "rhost=5.6.7.8"], "rhost=<*>", id="no-slots"),
+    ],
+)
+def test_generalise_keeps_what_the_values_share(values: list[str], expected: str) -> None:
+    assert generalise(values) == expected
+
+
+def test_a_merged_region_keeps_the_tags_its_texts_share() -> None:
+    anchor = "Rewrite the document below in plain English:"
+    texts = [f"{anchor}\n<DOC>{{code}} and more</DOC>\n", f"{anchor}\n<DOC>only words</DOC>\n"]
+    assert _anchored_text((anchor, GAP), texts) == f"{anchor}\n<DOC><*></DOC>\n"
