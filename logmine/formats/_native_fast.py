@@ -91,6 +91,8 @@ _ISO_TS = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-
 _MS_TS = r"^[0-9]{12,13}$"
 # A key with a \uXXXX escape: the key the raw-line checks look for might be spelt that way.
 _ESCAPED_KEY = r'\\u[0-9a-fA-F]{4}(?:[^"\\]|\\.)*"\s*:'
+_WS = r"[ \t\r\n]*"
+"""JSON whitespace (``\\s`` would also match Unicode spaces)."""
 
 
 class _LongLine(NamedTuple):
@@ -108,13 +110,13 @@ def read(path: Path, chunk_bytes: int = CHUNK_BYTES, workers: int = WORKERS) -> 
     ``workers`` chunks are checked at once (Polars releases the GIL, so one chunk's parse runs
     while another's Python work does); at most ``workers + 1`` chunks are held in memory.
     """
-    number = 1
+    number, cache = 1, {}
     with open_binary(path) as fh, ThreadPoolExecutor(max(workers, 1), thread_name_prefix="logmine-native") as pool:
         pending: deque[Future[Batch]] = deque()
         try:
             for piece in _pieces(fh, min(chunk_bytes, MAX_LINE_BYTES)):
                 lines = None if isinstance(piece, _LongLine) else _Lines(piece)
-                pending.append(pool.submit(_read_piece, piece, number, lines))
+                pending.append(pool.submit(_read_piece, piece, number, lines, cache))
                 number += 1 if lines is None else lines.count
                 while len(pending) > workers:
                     yield pending.popleft().result()
@@ -125,13 +127,13 @@ def read(path: Path, chunk_bytes: int = CHUNK_BYTES, workers: int = WORKERS) -> 
                 future.cancel()
 
 
-def _read_piece(piece: bytes | _LongLine, number: int, lines: _Lines | None) -> Batch:
+def _read_piece(piece: bytes | _LongLine, number: int, lines: _Lines | None, cache: dict[str, str | None]) -> Batch:
     batch = Batch()
     if isinstance(piece, _LongLine):
         _add_long_line(batch, number, piece)
         batch.bytes_read = piece.length + 1
     else:
-        _Chunk(lines or _Lines(piece), number).read_into(batch)
+        _Chunk(lines or _Lines(piece), number, cache).read_into(batch)
         batch.bytes_read = len(piece)
     return batch
 
@@ -156,11 +158,12 @@ def _pieces(fh, size: int) -> Iterator[bytes | _LongLine]:  # noqa: ANN001 - a b
                 rest = b""
             continue
         last = block.rfind(b"\n")
+        view = memoryview(block)  # slices of it are not copies; the chunk is built with one copy
         if len(rest) + first > MAX_LINE_BYTES:  # the line that started in an earlier block
-            yield _long_line(rest + block[:first])
-            chunk = block[first + 1:last + 1]
+            yield _long_line(rest + view[:first])
+            chunk = bytes(view[first + 1:last + 1])
         else:
-            chunk = rest + block[:last + 1]
+            chunk = rest + view[:last + 1] if rest else bytes(view[:last + 1]) if last + 1 < len(block) else block
         if chunk:
             yield chunk
         rest = block[last + 1:]
@@ -211,6 +214,7 @@ class _Chunk:
 
     lines: _Lines
     first: int
+    attrs_cache: dict[str, str | None] = field(default_factory=dict)
     events: list[pl.DataFrame] = field(default_factory=list)
     requests: list[pl.DataFrame] = field(default_factory=list)
     slow: Batch = field(default_factory=Batch)
@@ -274,11 +278,12 @@ class _Chunk:
         checked = df.with_columns(_ts_value(df))
         checked = checked.with_columns(_checks(checked))
         ok = checked["ok"].to_numpy() & ~flagged
-        attrs, ok = _canonical_attrs(ok, lines)
+        attrs, ok = _canonical_attrs(ok, lines, self.attrs_cache)
         checked = checked.with_columns(attrs=attrs, ok=pl.Series(ok))
         self.accepted += int(ok.sum())
-        self.events.append(checked.filter(pl.col("ok") & (pl.col("type") == "event")).select(_event_exprs()))
-        self.requests.append(checked.filter(pl.col("ok") & (pl.col("type") == "llm_request")).select(_request_exprs()))
+        rows = checked.lazy()  # lazy, so each filter copies only the columns its table keeps
+        self.events.append(rows.filter(pl.col("ok") & (pl.col("type") == "event")).select(_event_exprs()).collect())
+        self.requests.append(rows.filter(pl.col("ok") & (pl.col("type") == "llm_request")).select(_request_exprs()).collect())
         self._per_line(lines, numbers, np.flatnonzero(~ok))
         return True
 
@@ -384,11 +389,12 @@ def _holds(raw: pl.Series, key: str, start: str) -> pl.Series:
 
 
 def _maybe_digit_string(raw: pl.Series) -> pl.Series:
-    """False when a line surely has no JSON string of 12-13 digits, so an all-digit ``ts`` was a number.
+    """False when a line's top-level ``ts`` surely is no JSON string, so an all-digit ``ts`` was a number.
 
-    Such a string shows as a quote, the digits and a quote, unless a digit is escaped (``\\u003X``).
+    A string shows as the plainly spelt key, a colon and a quote, unless the key is spelt with an
+    escape (ruled out here); a nested ``"ts"`` string only sends the line per line.
     """
-    return raw.str.contains(r'"[0-9]{12,13}"|\\u003[0-9]')
+    return raw.str.contains(rf'"ts"{_WS}:{_WS}"|{_ESCAPED_KEY}')
 
 
 def _latency_ok(name: str) -> pl.Expr:
@@ -445,30 +451,98 @@ def _checks(df: pl.DataFrame) -> pl.Expr:
     return (common & kind_ok).fill_null(False).alias("ok")
 
 
-def _canonical_attrs(ok: np.ndarray, lines: _Lines) -> tuple[pl.Series, np.ndarray]:
+ATTRS_CACHE_SIZE = 100_000
+"""Canonical ``attrs`` texts a file's reader keeps (the raw object's text -> sorted-key JSON)."""
+_ATTRS_VALUE = rf"^{_WS}:{_WS}\{{[^{{}}]*\}}"
+"""After the key: a colon and an object without braces inside (a ``}`` in a string cuts it short: invalid)."""
+
+
+def _canonical_attrs(ok: np.ndarray, lines: _Lines, cache: dict[str, str | None]) -> tuple[pl.Series, np.ndarray]:
     """``attrs`` as the per-line reader writes it (sorted-key JSON, None when empty or absent).
 
     Polars does not read ``attrs`` (turning objects into text is a good part of its parse, and its
-    text loses a whole float's type); the lines that mention the key, or might spell it with an
-    escape, are parsed with orjson. A row whose ``attrs`` is neither an object nor null is left
-    to the per-line reader (``ok`` cleared).
+    text loses a whole float's type). The lines that mention the key, or might spell it with an
+    escape, get it from orjson: where the line's only ``"attrs"`` is a top-level key (no ``{``
+    before it but the line's own, no backslash escapes in the line) holding an object without
+    braces inside, that object's text is cut out and each distinct text is canonicalised once
+    (``cache`` keeps them across chunks); other lines are parsed whole. A row whose ``attrs`` is
+    neither an object nor null is left to the per-line reader (``ok`` cleared).
     """
-    out: list[str | None] = [None] * len(ok)
     column = lines.column()
-    maybe = column.str.contains('"attrs"', literal=True) | column.str.contains("\\u", literal=True)
-    rows = np.flatnonzero(ok & maybe.to_numpy())
+    named = column.str.contains('"attrs"', literal=True).to_numpy()
+    escaped = column.str.contains("\\u", literal=True).to_numpy()
+    out = pl.Series("attrs", [None] * len(ok), dtype=pl.String())
+    rows = np.flatnonzero(ok & (named | escaped))
     if len(rows) == 0:
-        return pl.Series("attrs", out, dtype=pl.String()), ok
+        return out, ok
+    texts = _attrs_texts(column.gather(rows), escaped[rows])
+    done = texts.is_not_null().to_numpy()
+    if done.any():
+        texts = texts.filter(pl.Series(done))
+        distinct = texts.unique().to_list()
+        canonical = [_canonical_text(t, cache) for t in distinct]
+        known = [c is not _UNREADABLE for c in canonical]
+        if not all(known):  # a "}" inside a string cut the text short: read those lines whole
+            gone = texts.is_in([t for t, k in zip(distinct, known, strict=True) if not k]).to_numpy()
+            done[np.flatnonzero(done)[gone]] = False
+            texts = texts.filter(pl.Series(~gone))
+            distinct = [t for t, k in zip(distinct, known, strict=True) if k]
+            canonical = [c for c, k in zip(canonical, known, strict=True) if k]
+        values = texts.replace_strict(distinct, canonical, return_dtype=pl.String())
+        out = out.scatter(rows[done], values)
     ok = ok.copy()
+    rest = rows[~done]
+    slow: dict[int, str | None] = {}
     loads, dumps, sort = orjson.loads, orjson.dumps, orjson.OPT_SORT_KEYS
-    data, starts, ends = lines.data, lines.starts.tolist(), lines.ends.tolist()
-    for i in rows.tolist():
-        value = loads(data[starts[i]:ends[i]]).get("attrs")
+    data, starts, ends = lines.data, lines.starts[rest].tolist(), lines.ends[rest].tolist()
+    for i, start, end in zip(rest.tolist(), starts, ends, strict=True):
+        value = loads(data[start:end]).get("attrs")
         if isinstance(value, dict):
-            out[i] = dumps(value, option=sort).decode() if value else None
+            slow[i] = dumps(value, option=sort).decode() if value else None
         elif value is not None:
             ok[i] = False
-    return pl.Series("attrs", out, dtype=pl.String()), ok
+    if slow:
+        out = out.scatter(list(slow), pl.Series(list(slow.values()), dtype=pl.String()))
+    return out, ok
+
+
+def _attrs_texts(raw: pl.Series, escaped: np.ndarray) -> pl.Series:
+    """The text after the top-level ``"attrs"`` key (``: {...}``) where it is cut out safely, else null.
+
+    Safely: the line starts with its ``{``, has no other ``{`` before its only ``"attrs"``, which
+    follows no backslash (so it opens a string, at the top level) and is followed by a colon and an
+    object without braces inside; and the line has no ``\\u`` escape (a key spelt with one could
+    repeat ``attrs``).
+    """
+    parts = pl.col("raw").str.splitn('"attrs"', 2)
+    before, after = pl.col("before"), pl.col("after")
+    frame = pl.DataFrame({"raw": raw, "escaped": escaped}).select(
+        plain=~pl.col("escaped") & (pl.col("raw").str.count_matches('"attrs"', literal=True) == 1),
+        before=parts.struct.field("field_0"), after=parts.struct.field("field_1"),
+    )
+    top = before.str.starts_with("{") & ~before.str.slice(1).str.contains("{", literal=True) & ~before.str.ends_with("\\")
+    value = after.str.extract_all(_ATTRS_VALUE).list.first()
+    return frame.select(pl.when(pl.col("plain") & top).then(value)).to_series()
+
+
+_UNREADABLE = "\x00"
+"""What :func:`_canonical_text` gives for a text that is not a JSON object."""
+
+
+def _canonical_text(text: str, cache: dict[str, str | None]) -> str | None:
+    """The sorted-key JSON of the object in ``text`` (``: {...}``), None when empty; remembered in ``cache``."""
+    try:
+        return cache[text]
+    except KeyError:
+        pass
+    try:
+        value = orjson.loads(text[text.index("{"):])
+    except orjson.JSONDecodeError:
+        return _UNREADABLE
+    if len(cache) >= ATTRS_CACHE_SIZE:
+        cache.clear()
+    cache[text] = result = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if value else None
+    return result
 
 
 def _language() -> pl.Expr:

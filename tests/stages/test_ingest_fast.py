@@ -187,3 +187,39 @@ def test_long_lines_are_streamed_like_per_line(tmp_path: Path, monkeypatch: pyte
     path = tmp_path / "long.jsonl"
     path.write_bytes(b"\n".join(good + b"\n" + fill * n + tail for n in sizes))
     _compare(path, 16)
+
+
+_ATTRS_TRAPS = {
+    "multibyte before the key": '{"p":"ééééé","attrs":{"k":{}}}',
+    "braces inside a string": '{"p":"é","attrs":{"k":"x: {}"}}',
+    "closing brace in a value": '{"attrs":{"a":"}"}}',
+    "opening brace in a value": '{"attrs":{"a":"{"}}',
+    "brace before the key": '{"p":"{","attrs":{"a":1}}',
+    "nested, not top level": '{"x":{"attrs":{"a":1}}}',
+    "escaped quote before": '{"\\"attrs":{"a":1}}',
+    "key text inside a string": '{"a":"\\"attrs\\":{}","attrs":{"b":2}}',
+    "attrs as a value": '{"ide":"attrs","attrs":{"c":3}}',
+    "repeated key": '{"attrs":{"a":1},"attrs":{"b":2}}',
+    "key spelt with an escape": '{"attr\\u0073":{"z":1},"attrs":{"a":1}}',
+    "leading space": ' {"attrs":{"a":1}}',
+    "spaces and a list": '{"attrs" : { "b" : [1, 2] , "a" : null } }',
+    "empty": '{"attrs":{}}',
+    "not an object": '{"attrs":"{}"}',
+    "unicode escape elsewhere": '{"t":"\\u00e9","attrs":{"b":1,"a":1.50}}',
+}
+
+
+@pytest.mark.parametrize("attrs_line", list(_ATTRS_TRAPS.values()), ids=list(_ATTRS_TRAPS))
+def test_attrs_cut_out_of_the_line_equal_per_line(tmp_path: Path, attrs_line: str) -> None:
+    """The fast path cuts a flat top-level ``attrs`` object out of the line (and caches its canonical
+    text); any line where that is not surely the top-level value is parsed whole, like per line."""
+    head = '{"type":"event","ts":"2025-01-01T00:00:00Z","action":"a",'
+    line = head + attrs_line.lstrip()[1:] if attrs_line.lstrip().startswith("{") else attrs_line
+    path = tmp_path / "attrs.jsonl"
+    path.write_text("\n".join([line, line.replace('"a",', '"b",', 1)] * 3) + "\n", encoding="utf-8")
+    ev, _, rejects, read, accepted = _compare(path, 1 << 20)
+    assert read == 6
+    assert accepted + len(rejects) == 6
+    expected = orjson.loads(line).get("attrs")
+    if isinstance(expected, dict):
+        assert ev["attrs"].to_list() == [orjson.dumps(expected, option=orjson.OPT_SORT_KEYS).decode() if expected else None] * 6
