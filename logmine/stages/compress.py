@@ -132,25 +132,36 @@ class Compressor:
                 texts += [sent, _prune(sent)]
         self.embed([t for t in dict.fromkeys(texts) if t])
 
-    def compress(self, source: str, barriers: Collection[str] = ()) -> CompressedTemplate:
-        """Compress one template; ``barriers`` names slots whose values hold chat turn boundaries."""
-        if is_fim(source):  # sentinel templates: every byte is protocol
-            return CompressedTemplate(source, source, 1.0, False, [], source)
+    def compress(self, source: str, barriers: Collection[str] = (), prefix: CompressedTemplate | None = None) -> CompressedTemplate:
+        """Compress one template; ``barriers`` names slots whose values hold chat turn boundaries.
+
+        With ``prefix`` (a static head that several templates share, compressed once on its own),
+        ``source`` is the rest of the template: only the rest is edited, the compressed head is put
+        in front as it is (so every template that shares it still shares it), and the rest's
+        instructions are deduplicated, dropped and scored against the head's.
+        """
+        head_l, head = (prefix.lossless_source, prefix.source) if prefix else ("", "")
+        original = (prefix.original_source if prefix else "") + source
+        if is_fim(original):  # sentinel templates: every byte is protocol
+            return CompressedTemplate(original, original, 1.0, False, [], original)
         steps: list[str] = []
         current = source
-        for name, step in (("whitespace", self._whitespace), ("format", _unbold), ("dedupe", self._dedupe),
+        for name, step in (("whitespace", self._whitespace), ("format", _unbold), ("dedupe", lambda s: self._dedupe(s, head_l)),
                            ("layout", lambda s: self._layout(s, set(barriers)))):
             new = step(current)
             if new != current:
                 steps.append(name)
                 current = new
-        if current != source and self.fidelity(source, current) < self.config.min_fidelity:
+        if current != source and self.fidelity(original, head_l + current) < self.config.min_fidelity:
             current, steps = source, []  # a lossless rewrite that loses: a bug guard, never expected
         lossless = current
         if self.config.lossy:
-            current = self._lossy(source, current, steps)
-        fid = self.fidelity(source, current)
-        return CompressedTemplate(current, source, round(fid, 6), current != lossless, steps, lossless)
+            current = self._lossy(original, current, steps, head)
+        fid = self.fidelity(original, head + current)
+        if prefix:
+            steps = [*dict.fromkeys([*prefix.steps, *steps, "shared-prefix"])]
+        lossy = current != lossless or bool(prefix and prefix.lossy)
+        return CompressedTemplate(head + current, original, round(fid, 6), lossy, steps, head_l + lossless)
 
     # -- lossless ---------------------------------------------------------------------------
     def _whitespace(self, source: str) -> str:
@@ -169,9 +180,10 @@ class Compressor:
                 edits[(line.seg, line.index)] = None if after_blank else ""
         return _apply(parts, edits)
 
-    def _dedupe(self, source: str) -> str:
-        """Drop a sentence of a free line equal or near-equal to an earlier one of the same template."""
-        seen: list[str] = []
+    def _dedupe(self, source: str, context: str = "") -> str:
+        """Drop a sentence of a free line equal or near-equal to an earlier one of the same template
+        (or of ``context``, the compressed shared head in front of it)."""
+        seen: list[str] = [s for s in free_sentences(context) if _is_instruction(s)] if context else []
 
         def edit(line: str) -> str | None:
             drop = []
@@ -222,24 +234,26 @@ class Compressor:
         return join(out).rstrip() + ("\n" if source.endswith("\n") else "")
 
     # -- lossy ------------------------------------------------------------------------------
-    def _lossy(self, original: str, current: str, steps: list[str]) -> str:
+    def _lossy(self, original: str, current: str, steps: list[str], head: str = "") -> str:
+        """Prune, then drop sentences of ``current`` (the template after ``head``) while ``head`` + it
+        keeps the fidelity gate against ``original``."""
         gate = self.config.min_fidelity
         for line_no, (_, _, line) in enumerate(_free_lines(segments(current))):
             for index, (a, b) in enumerate(sentence_spans(line)):
                 if not _prune(line[a:b]):  # pruning never deletes a sentence (dropping does, below)
                     continue
                 candidate = _edit_free_lines(current, _on_sentence(line_no, index, _prune))
-                if candidate != current and self.fidelity(original, candidate) >= gate:
+                if candidate != current and self.fidelity(original, head + candidate) >= gate:
                     current = candidate
                     _note(steps, "prune")
-        for sent in self._drop_order(current):
+        for sent in self._drop_order(current, head):
             where = _locate(current, sent)
             if where is None or sent.rstrip().endswith("?"):  # a question is the user's, not an instruction
                 continue
             candidate = _edit_free_lines(current, _on_sentence(*where, lambda s: ""))
-            if candidate == current or not self._said_elsewhere(sent, candidate):
+            if candidate == current or not self._said_elsewhere(sent, head + candidate):
                 continue
-            if self.fidelity(original, candidate) >= gate:
+            if self.fidelity(original, head + candidate) >= gate:
                 current = candidate
                 _note(steps, "drop")
         return current
@@ -252,13 +266,15 @@ class Compressor:
         vecs = self.embed([sentence, *rest])
         return float((vecs[1:] @ vecs[0]).max()) >= self.config.drop_min_similarity
 
-    def _drop_order(self, source: str) -> list[str]:
-        """Instruction sentences of free lines, most redundant first (highest similarity to another)."""
+    def _drop_order(self, source: str, head: str = "") -> list[str]:
+        """Instruction sentences of free lines, most redundant first (highest similarity to another
+        sentence of ``source`` or of ``head``, which is not itself edited)."""
         sents = list(dict.fromkeys(s for s in free_sentences(source) if _is_instruction(s)))
-        if len(sents) < 2:
+        context = [s for s in dict.fromkeys(free_sentences(head)) if _is_instruction(s) and s not in sents] if head else []
+        if len(sents) + len(context) < 2 or not sents:
             return []
-        vecs = self.embed(sents)
-        sims = vecs @ vecs.T
+        vecs = self.embed([*sents, *context])
+        sims = vecs[: len(sents)] @ vecs.T
         for i in range(len(sents)):
             sims[i, i] = -1.0
         order = sorted(range(len(sents)), key=lambda i: (-round(float(sims[i].max()), 4), -i))
@@ -440,6 +456,16 @@ def _prune(sentence: str) -> str:
     return out[:1].upper() + out[1:] if out and sentence[:1].isupper() else out
 
 
+def split_prefix(source: str, prefix: str) -> tuple[str, str]:
+    """``(head, rest)`` as Jinja2 sources: the literal ``prefix`` the template's first static
+    segment starts with (see :func:`shared_prefixes`), and the rest of the template."""
+    parts = segments(source)
+    if not parts or parts[0].slot is not None or not parts[0].text.startswith(prefix):
+        raise ValueError("the template does not start with the prefix")
+    rest = [Segment(parts[0].text[len(prefix) :]), *parts[1:]]
+    return join([Segment(prefix)]), join([p for p in rest if p.slot or p.text])
+
+
 def shared_prefixes(sources: Sequence[str], count_tokens: TokenCounter, min_tokens: int = 16) -> dict[int, str]:
     """Static prefixes shared by two or more templates, cut at a line boundary.
 
@@ -468,5 +494,5 @@ def _common_prefix_at_line(a: str, b: str) -> str:
     limit = min(len(a), len(b))
     while n < limit and a[n] == b[n]:
         n += 1
-    cut = a.rfind("\n", 0, n + 1) if n < len(a) or n < len(b) else n - 1
+    cut = a.rfind("\n", 0, n) if n < len(a) or n < len(b) else n - 1  # the last newline both share
     return a[: cut + 1] if cut >= 0 else ""

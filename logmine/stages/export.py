@@ -46,7 +46,7 @@ from logmine.pack import (
 )
 from logmine.masking import WILDCARD
 from logmine.redact import Redactor
-from logmine.stages.compress import CompressConfig, CompressedTemplate, Compressor, has_turns, shared_prefixes
+from logmine.stages.compress import CompressConfig, CompressedTemplate, Compressor, has_turns, is_fim, shared_prefixes, split_prefix
 from logmine.stages.fidelity import Embedder, TokenCounter, escape_static, segments, static_text
 from logmine.stages.instances import FamilySample, Measured, TokenIds, extract_slots, measure, sample_keys, trim_roles
 from logmine.stages.templates_prompts import PLACEHOLDER
@@ -146,6 +146,8 @@ class Family:
     sample: list[dict[str, Any]] = field(default_factory=list)
     compressed: CompressedTemplate | None = None
     roles: dict[str, str] = field(default_factory=dict)
+    head: tuple[str, str] | None = None
+    """The static head the template shares with others, compressed once: (lossless, lossy) literal text."""
 
     @property
     def n_requests(self) -> int:
@@ -205,13 +207,13 @@ def run(
     total_requests = ws.scan("llm_requests").select(pl.len()).collect().item()
     redactor = Redactor()
     slot_rows = _recover_instances(families, instances, config.sample_per_template, progress)
-    _compress(families, Compressor(embedder, count_tokens, config.compress), redactor, progress)
+    heads = _compress(families, Compressor(embedder, count_tokens, config.compress), redactor, progress)
     events = ws.scan("events") if ws.has_table("events") else None
     samples = [FamilySample(f.compressed.lossless_source, f.compressed.source, f.roles, f.sample,
                             [f.slots[r["request_id"]] for r in f.sample]) for f in families]
     measured = measure(samples, events, config.trim, count_tokens, token_ids, progress)
     progress("compress pack", 0, 1)
-    pack, result = _build_pack(families, measured, total_requests, redactor, config, count_tokens)
+    pack, result = _build_pack(families, heads, measured, total_requests, redactor, config, count_tokens)
     pack_dir = config.pack_dir or ws.root / "pack"
     write_pack(pack, pack_dir)
     _write_tables(ws, families, pack, slot_rows)
@@ -277,24 +279,47 @@ def _slots_for(fam: Family, own: tuple[str, list[str]] | None, prompt: str) -> t
     return None, "unmatched"
 
 
-def _compress(families: list[Family], compressor: Compressor, redactor: Redactor, progress: ProgressFn) -> None:
+def _compress(families: list[Family], compressor: Compressor, redactor: Redactor, progress: ProgressFn) -> dict[int, str]:
+    """Compress every family's representative; return the static head each template shares with
+    others (``{family index: literal head}``, see :func:`shared_prefixes`).
+
+    A shared head is compressed once, on its own, and put in front of the compressed rest of each
+    template that starts with it, so the templates still share it after compression (the server
+    caches it once); the rest is compressed against the head's instructions.
+    """
     progress("compress templates", 0, len(families))
     for fam in families:
         fam.original = redactor(fam.raw_source)
         fam.roles = trim_roles(fam.original)
     compressor.warm([f.original for f in families])
+    cmin = compressor.config.min_shared_prefix_tokens
+    heads = shared_prefixes([f.original for f in families], compressor.count, cmin)
+    protocol = {heads[i] for i, f in enumerate(families) if i in heads and is_fim(f.original)}  # heads FIM templates share stay as they are
+    compressed_heads: dict[str, CompressedTemplate] = {}
     for index, fam in enumerate(families):
         progress("compress templates", index, len(families))
         barriers = {n for n in fam.names if any(has_turns(s.get(n, "")) for s in (fam.slots[r["request_id"]] for r in fam.sample))}
-        fam.compressed = compressor.compress(fam.original, barriers)
+        if index not in heads or is_fim(fam.original):
+            fam.compressed = compressor.compress(fam.original, barriers)
+            fam.head = (heads[index], heads[index]) if index in heads else None
+            continue
+        head, rest = split_prefix(fam.original, heads[index])
+        if head not in compressed_heads:
+            keep = heads[index] in protocol
+            compressed_heads[head] = CompressedTemplate(head, head, 1.0, False, [], head) if keep else compressor.compress(head)
+        shared = compressed_heads[head]
+        fam.compressed = c = compressor.compress(rest, barriers, prefix=shared)
+        fam.head = (static_text(shared.lossless_source), static_text(shared.source))
+        for attr in ("source", "lossless_source"):  # unchanged text keeps the original's spelling of it
+            if segments(getattr(c, attr)) == segments(fam.original):
+                setattr(c, attr, fam.original)
     progress("compress templates", len(families), len(families))
+    return heads
 
 
-def _build_pack(families, measured: Measured, total_requests, redactor, config, count_tokens) -> tuple[TemplatePack, CompressResult]:  # noqa: ANN001
-    cmin = config.compress.min_shared_prefix_tokens
-    prefixes = {v: shared_prefixes(srcs, count_tokens, cmin) for v, srcs in (
-        ("before", [f.original for f in families]), ("lossless", [f.compressed.lossless_source for f in families]),
-        ("after", [f.compressed.source for f in families]))}
+def _build_pack(families, heads, measured: Measured, total_requests, redactor, config, count_tokens) -> tuple[TemplatePack, CompressResult]:  # noqa: ANN001
+    prefixes = {"before": heads, "lossless": _compressed_heads(families, heads, 0),
+                "after": _compressed_heads(families, heads, 1)}
     plen = {v: _prefix_tokens(p, count_tokens) for v, p in prefixes.items()}
     statics = _static_tokens(families, prefixes, count_tokens)
     shared: dict[str, SharedPrefix] = {}
@@ -342,6 +367,12 @@ def _build_pack(families, measured: Measured, total_requests, redactor, config, 
         totals=totals, trimming=_trim_settings(config.trim),
     )
     return pack, result
+
+
+def _compressed_heads(families: list[Family], heads: dict[int, str], which: int) -> dict[int, str]:
+    """The shared heads as the compressed templates start with them (``which``: 0 lossless, 1 lossy);
+    each was compressed once, so the templates that shared a head share its compressed text."""
+    return {i: families[i].head[which] for i in heads if families[i].head and families[i].head[which]}
 
 
 def _trim_settings(trim: TrimConfig | None) -> TrimSettings | None:

@@ -146,13 +146,25 @@ _HEADING = re.compile(r"^#{2,6}[ \t]+(?=\S)")
 """A Markdown heading (``## How to answer``): prose when its words are (``# x`` alone reads as a code comment)."""
 
 
+_MENTION = re.compile(r"`[^`\n]{1,60}`|</?[A-Za-z][\w-]*/?>")
+"""A tag or a quoted name mentioned in a sentence (``enclosed in <USERSELECTION></USERSELECTION> tags``)."""
+_SENTENCE = re.compile(r"^[A-Z][a-z]+(?:,? [A-Za-z][a-z'’]*){3,}")
+"""The start of a sentence of prose: a capitalised word and three more plain words."""
+
+
 def is_prose(line: str) -> bool:
-    """A line of instructions in natural language: not indented, no code punctuation, mostly words."""
+    """A line of instructions in natural language: no code punctuation, mostly words; not indented
+    unless it is a sentence (``     Review the following code, ...``). Tags and quoted names that a
+    sentence mentions do not make it code."""
     if heading := _HEADING.match(line):
         line = line[heading.end() :]
     if STRUCTURAL_LINE.match(line) or FIM_MARKERS.search(line) or has_turns(line) or TURN_MARKER.search(line):
         return False
-    if re.match(r"(?:[ ]{2,}|\t)\S", line) or _CODE_HINT.search(_BULLET.sub("", line)):
+    body = _BULLET.sub("", line)
+    sentence = bool(_SENTENCE.match(body.strip())) and body.rstrip()[-1:] in ".:!?"
+    if sentence:
+        body = _MENTION.sub("TAG", body)
+    if (re.match(r"(?:[ ]{2,}|\t)\S", line) and not sentence) or _CODE_HINT.search(body.lstrip() if sentence else body):
         return False
     words = re.findall(r"[A-Za-z]+", line)
     if len(words) < 2:  # one word is prose only as a sentence ("Done."); "pass" or "else" is code

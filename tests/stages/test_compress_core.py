@@ -241,3 +241,11 @@ def test_lossy_drops_the_restatement_and_keeps_the_first_statement(minilm) -> No
 def test_markdown_headings_of_words_are_prose_and_comments_are_not() -> None:
     src = "## How to answer\nBe brief.\n# not a heading\n{{ q }}"
     assert [line.kind for line in template_lines(segments(src))][:3] == ["prose", "prose", "code"]
+
+
+def test_shared_prefix_ends_at_a_newline_both_templates_have() -> None:
+    a = "You are a coding assistant working inside an IDE for a company.\nCode:\n\n\n{{ code }}"
+    b = "You are a coding assistant working inside an IDE for a company.\nCode:\n\n# x {{ code }}"
+    got = shared_prefixes([a, b], whitespace_tokens, min_tokens=8)
+    assert got == {0: a[: a.index("Code:") + 7], 1: a[: a.index("Code:") + 7]}
+    assert all(src.startswith(got[i]) for i, src in enumerate([a, b]))

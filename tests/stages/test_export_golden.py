@@ -106,7 +106,9 @@ def test_every_template_renders_every_instance_it_covers(job) -> None:  # noqa: 
             exact += 1
         checked += 1
     assert checked == ws.read("compress_templates")["instances_matched"].sum() > 0
-    assert exact > 0.8 * checked
+    # the rest are instances of near-duplicate variants merged into a family, recovered through their
+    # own (member) template: about a fifth of the sample, whose long templates have word and sentence variants
+    assert exact > 0.7 * checked
 
 
 def test_pack_round_trips_and_verifies(job) -> None:  # noqa: ANN001
