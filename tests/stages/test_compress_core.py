@@ -5,7 +5,7 @@ import importlib.util
 import pytest
 
 from logmine.stages.compress import CompressConfig, Compressor, normalise_whitespace, shared_prefixes
-from logmine.stages.fidelity import hashing_embedder, segments, sentences, static_text, template_lines, whitespace_tokens
+from logmine.stages.fidelity import hashing_embedder, is_prose, segments, sentences, static_text, template_lines, whitespace_tokens
 
 TEN = [
     "You are an expert programming assistant.",
@@ -249,3 +249,21 @@ def test_shared_prefix_ends_at_a_newline_both_templates_have() -> None:
     got = shared_prefixes([a, b], whitespace_tokens, min_tokens=8)
     assert got == {0: a[: a.index("Code:") + 7], 1: a[: a.index("Code:") + 7]}
     assert all(src.startswith(got[i]) for i, src in enumerate([a, b]))
+
+
+def test_a_shared_head_is_kept_as_compressed_and_the_rest_deduplicated_against_it() -> None:
+    comp = lossless()
+    head = comp.compress("system: You are a **careful** coding assistant.\nBe concise.\n")
+    rest = "user: {{ question }}\nBe concise.\nShow code in fenced blocks.\n"
+    out = comp.compress(rest, prefix=head)
+    assert out.source.startswith(head.source) and head.source.startswith("system: You are a careful coding assistant.")
+    assert out.source.count("Be concise.") == 1 and "Show code in fenced blocks." in out.source
+    assert out.original_source == head.original_source + rest
+    assert "shared-prefix" in out.steps and out.fidelity == pytest.approx(1.0)
+
+
+def test_sentences_that_mention_tags_or_names_are_prose_and_code_is_not() -> None:
+    assert is_prose("You must reply with the code enclosed in <GENERATEDCODE></GENERATEDCODE> XML tags.")
+    assert is_prose("     Review the following code, focusing on readability and speed.")
+    assert not is_prose("    return foo(bar)")
+    assert not is_prose("    if x is None and y is not None:")
