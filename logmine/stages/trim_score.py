@@ -210,12 +210,17 @@ def _changed(plan: Plan, line: str, language: str | None, file_factor: float, re
 def last_uses(units: list[Unit], path: set[int]) -> list[int]:
     """Per unit, the number of units between the cursor and the latest other unit using one of its
     names (-1 when no other unit does); the cursor's path is left to the near/whole signals."""
+    wanted: set[str] = set()  # only the names of candidates matter
+    for i, u in enumerate(units):
+        if i not in path and (u.defines or u.members):
+            wanted.update(u.defines)
+            wanted.update(u.members)
     last: dict[str, int] = {}
     prev: dict[str, int] = {}
     for i, u in enumerate(units):
         if i in path:
             continue
-        for name in u.idents:
+        for name in u.idents & wanted:
             j = last.get(name)
             if j is not None:
                 prev[name] = j
