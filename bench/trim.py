@@ -11,7 +11,7 @@ Truth per request: the units off the cursor's path that define an identifier the
 uses; F1 is averaged over requests with a non-empty truth (micro F1 beside it). Speed runs the
 whole stream through one Trimmer per process, either with caches (incremental parsing, as a
 serving process would see consecutive requests of a file) or cold (every request parsed from
-scratch); the 2-process figure splits the files over a process pool.
+scratch); the 2-process figure hands the files, biggest first, to two pool workers as they free up.
 
 Example:
     .venv/bin/python bench/trim.py --code-dir .venv/lib/python3.11/site-packages/rich --budget 256
@@ -30,7 +30,6 @@ import re
 import statistics
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -134,24 +133,21 @@ def _line_of(starts: list[int], pos: int) -> int:
     return bisect.bisect_right(starts, pos) - 1
 
 
-_BARRIER = None
+_WORKER: dict = {}
 
 
-def _init(barrier) -> None:  # noqa: ANN001
-    global _BARRIER
-    _BARRIER = barrier
+def _init(barrier, cfg: TrimConfig, mode: str) -> None:  # noqa: ANN001
+    """A pool worker's Trimmer, kept across the files it is handed; wait until every worker is ready."""
+    _WORKER["trimmer"] = Trimmer(cfg, cache=(mode != "cold"))
+    barrier.wait()
 
 
-def _run_files(args: tuple) -> tuple[list, float, float, int, dict]:
-    """Evaluate (or only trim, for timing) every request of some files in one process:
-    ``(rows, wall seconds, CPU seconds, requests, parse stats)``; timing starts once all workers are ready."""
-    files, cfg, opts, mode, timing_only = args
-    t = Trimmer(cfg, cache=(mode != "cold"))
+def _trim_stream(t: Trimmer, files: list, opts: dict, timing_only: bool) -> tuple[list, float, float, int]:
+    """Evaluate (or only trim, for timing) every request of ``files`` with ``t``:
+    ``(rows, wall seconds, CPU seconds, requests)``, timing the trimming alone."""
     rows, n = [], 0
     streams = [(p, lang, requests_of(p, text, opts["sites"], opts["requests"], opts["prefix_lines"],
                                      opts["completion_lines"], opts["seed"])) for p, lang, text in files]
-    if _BARRIER is not None:
-        _BARRIER.wait()
     t0, c0 = time.perf_counter(), time.process_time()
     for path, lang, reqs in streams:
         for prefix, completion in reqs:
@@ -160,29 +156,46 @@ def _run_files(args: tuple) -> tuple[list, float, float, int, dict]:
             else:
                 rows.append((lang, evaluate(prefix, lang, completion, trimmer=t, file_path=path)))
             n += 1
-    return rows, time.perf_counter() - t0, time.process_time() - c0, n, dict(t.parser.stats)
+    return rows, time.perf_counter() - t0, time.process_time() - c0, n
+
+
+def _run_files(args: tuple) -> tuple[list, float, float, int, dict]:
+    """Every request of some files through one Trimmer: ``(rows, wall seconds, CPU seconds, requests, parse stats)``."""
+    files, cfg, opts, mode, timing_only = args
+    t = Trimmer(cfg, cache=(mode != "cold"))
+    return (*_trim_stream(t, files, opts, timing_only), dict(t.parser.stats))
+
+
+def _run_file(args: tuple) -> tuple[int, list, float, float, int, dict]:
+    """One file's requests in a pool worker: ``(pid, rows, wall, CPU seconds, requests, parse stats of the file)``."""
+    file, opts, timing_only = args
+    t = _WORKER["trimmer"]
+    before = dict(t.parser.stats)
+    rows, wall, cpu, n = _trim_stream(t, [file], opts, timing_only)
+    return os.getpid(), rows, wall, cpu, n, {k: v - before.get(k, 0) for k, v in t.parser.stats.items()}
 
 
 def measure(files: list, cfg: TrimConfig, opts: dict, mode: str, processes: int,
             timing_only: bool) -> tuple[list, float, float, int, dict]:
-    """Rows, wall and CPU seconds of the slowest worker, requests, parse stats."""
+    """Rows, wall and CPU seconds of the slowest worker, requests, parse stats.
+
+    With several processes, the files are handed out one at a time, biggest first, to whichever
+    worker is free (each file's stream stays in one worker, which keeps one Trimmer for all it gets);
+    a worker's time is the sum of its files' trimming times."""
     if processes == 1:
         return _run_files((files, cfg, opts, mode, timing_only))
-    shards: list[list] = [[] for _ in range(processes)]
-    sizes = [0] * processes
-    for f in sorted(files, key=lambda f: -len(f[2])):  # balance the work: biggest files first, to the lightest shard
-        i = sizes.index(min(sizes))
-        shards[i].append(f)
-        sizes[i] += min(len(f[2]), opts["sites"] * opts["requests"] * 4000)
     ctx = mp.get_context("fork")
-    with ProcessPoolExecutor(processes, mp_context=ctx, initializer=_init, initargs=(ctx.Barrier(processes),)) as pool:
-        parts = list(pool.map(_run_files, [(s, cfg, opts, mode, timing_only) for s in shards]))
+    tasks = [(f, opts, timing_only) for f in sorted(files, key=lambda f: -len(f[2]))]
+    with ctx.Pool(processes, initializer=_init, initargs=(ctx.Barrier(processes), cfg, mode)) as pool:
+        parts = list(pool.imap_unordered(_run_file, tasks, chunksize=1))
+    wall: dict[int, float] = {}
+    cpu: dict[int, float] = {}
     stats: dict = {}
-    for p in parts:
-        for k, v in p[4].items():
+    for pid, _, w, c, _, st in parts:
+        wall[pid], cpu[pid] = wall.get(pid, 0.0) + w, cpu.get(pid, 0.0) + c
+        for k, v in st.items():
             stats[k] = stats.get(k, 0) + v
-    return ([r for p in parts for r in p[0]], max(p[1] for p in parts), max(p[2] for p in parts),
-            sum(p[3] for p in parts), stats)
+    return [r for p in parts for r in p[1]], max(wall.values()), max(cpu.values()), sum(p[4] for p in parts), stats
 
 
 def summary(rows: list) -> dict:
