@@ -214,6 +214,10 @@ def summary(rows: list) -> dict:
         # another convention: every request counts, "nothing referenced, nothing kept" scores 1
         "f1_all": statistics.fmean(e.f1 if e.f1 is not None else float(e.kept == 0) for _, e in rows),
         "nothing_all": (len(rows) - len(scored)) / len(rows),
+        # the literal figure: the cursor's path counts on both sides when the completion uses its names
+        "literal": len(lit := [e for _, e in rows if e.f1_literal is not None]),
+        "f1_literal": statistics.fmean(e.f1_literal for e in lit) if lit else 0.0,
+        "f1_literal_base": statistics.fmean(e.f1_baseline_literal for e in lit) if lit else 0.0,
     }
 
 
@@ -268,17 +272,21 @@ def main() -> None:
         rows = _run_files((files, cfg, opts, "incremental", False))[0]
         print(f"\nbudget {budget} tokens, {len(rows)} requests")
         print(f"{'language':12} {'requests':>8} {'w/ truth':>8} {'F1 ours':>8} {'F1 near':>8} {'ratio':>6} "
-              f"{'micro':>6} {'micro near':>10} {'P':>5} {'R':>5} {'F1 all':>7} {'F1 none':>8}")
+              f"{'micro':>6} {'micro near':>10} {'P':>5} {'R':>5} {'F1 all':>7} {'F1 none':>8} "
+              f"{'lit w/':>6} {'lit ours':>8} {'lit near':>8}")
         for lang in langs + ["all"]:
             s = summary([r for r in rows if lang in ("all", r[0])])
             if not s.get("with_truth"):
                 continue
             print(f"{lang:12} {s['contexts']:8d} {s['with_truth']:8d} {s['f1']:8.3f} {s['f1_base']:8.3f} "
                   f"{s['f1'] / max(s['f1_base'], 1e-9):6.2f} {s['micro_f1']:6.3f} {s['micro_f1_base']:10.3f} "
-                  f"{s['precision']:5.2f} {s['recall']:5.2f} {s['f1_all']:7.3f} {s['nothing_all']:8.3f}")
+                  f"{s['precision']:5.2f} {s['recall']:5.2f} {s['f1_all']:7.3f} {s['nothing_all']:8.3f} "
+                  f"{s['literal']:6d} {s['f1_literal']:8.3f} {s['f1_literal_base']:8.3f}")
     if not a.speed_only:
         print("(F1 ours / near: mean over requests whose completion references a unit; micro: pooled counts;"
-              "\n F1 all: every request, nothing referenced and nothing kept = 1; F1 none: that convention for keeping nothing)")
+              "\n F1 all: every request, nothing referenced and nothing kept = 1; F1 none: that convention for keeping nothing;"
+              "\n lit: the literal figure, the cursor's enclosing unit and class headers counted on both sides when the"
+              "\n completion uses a name they define, over the requests it scores (w/))")
     cfg = TrimConfig(budget_tokens=(a.budget or [256])[0])
     print(f"\nthroughput (trim only, prefix slot, budget {cfg.budget_tokens}); load average {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} CPUs")

@@ -8,6 +8,12 @@ prefix leaves it in: inside a docstring or comment its prose is not code, and an
 the cursor splits (``Sty|le``) is read whole. F1 is ``None`` when the completion references
 no unit (averages leave such requests out). The baseline keeps the nearest lines that fit the
 same budget; it is scored on the same units (a unit counts as kept when the lines overlap it).
+
+Beside this strict figure, :class:`Evaluation` carries a *literal* one, closer to the words "the
+units the completion references (identifiers used in it and defined in the context)": the units
+on the cursor's path (the enclosing unit and the class headers around it) also count, on both
+sides, when the completion uses a name they define. Trimming always keeps them, so the literal
+figure is the higher one; it is reported, not tuned for.
 """
 
 from __future__ import annotations
@@ -52,6 +58,13 @@ def referenced_units(units: list[Unit], path: set[int], completion: str, languag
     return {i for i, u in enumerate(units) if i not in path and references(u, bare, attrs)}
 
 
+def referenced_path(units: list[Unit], path: set[int], completion: str, language: str | None, prefix: str) -> set[int]:
+    """The units on the cursor's path (enclosing unit, class headers) defining a name the completion uses:
+    what the literal figure adds to both sides."""
+    bare, attrs = completion_uses(prefix, completion, language)
+    return {i for i in path if references(units[i], bare, attrs)}
+
+
 def f1(kept: set[int], truth: set[int]) -> float | None:
     """F1 of kept units against the referenced ones; None when neither has any unit."""
     if not kept and not truth:
@@ -74,6 +87,10 @@ class Evaluation:
     hits: int
     baseline_kept: int
     baseline_hits: int
+    f1_literal: float | None = None
+    """F1 with the cursor's path counted on both sides when the completion uses a name it defines."""
+    f1_baseline_literal: float | None = None
+    """The baseline's F1 counted the same way (a path unit counts as kept when the lines overlap it)."""
 
 
 def evaluate(code: str, language: str, completion: str, config: TrimConfig | None = None,
@@ -86,7 +103,11 @@ def evaluate(code: str, language: str, completion: str, config: TrimConfig | Non
     base_text = nearest_lines(code, t.config.budget_tokens, t.count)
     base_start = len(code.encode("utf-8")) - len(base_text.encode("utf-8"))
     base = {i for i, u in enumerate(result.units) if i not in result.path and u.end > base_start}
+    own = referenced_path(result.units, result.path, completion, language, code)
+    own_kept = own & set(result.kept)  # the headers are dropped when the cursor's unit alone is over budget
+    own_base = {i for i in own if result.units[i].end > base_start}
+    literal = (f1(kept | own_kept, truth | own), f1(base | own_base, truth | own)) if truth or own else (None, None)
     if not truth:
-        return Evaluation(None, None, len(kept), 0, 0, len(base), 0)
+        return Evaluation(None, None, len(kept), 0, 0, len(base), 0, *literal)
     return Evaluation(f1(kept, truth), f1(base, truth), len(kept), len(truth), len(kept & truth), len(base),
-                      len(base & truth))
+                      len(base & truth), *literal)

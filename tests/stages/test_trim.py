@@ -318,6 +318,24 @@ def test_evaluate_counts_against_referenced_units() -> None:
     assert evaluate(PYTHON, "python", "   # nothing here\n", NO_CAP).f1 is None
 
 
+def test_literal_f1_counts_the_cursor_path_when_the_completion_uses_its_names() -> None:
+    # the completion calls the method being written: the strict figure leaves the enclosing unit out,
+    # the literal one counts it on both sides (kept by trimming, and by the nearest lines)
+    ev = evaluate(PYTHON, "python", "mit:\n            return self.get(key)", NO_CAP)
+    assert (ev.truth, ev.hits, ev.kept) == (1, 1, 6)
+    assert ev.f1 == pytest.approx(f1(set(range(6)), {0}))
+    assert ev.f1_literal == pytest.approx(f1(set(range(7)), {0, 6}))
+    assert ev.f1_baseline_literal == pytest.approx(f1(set(range(13)), {0, 12}))
+    # no name of the path used: both figures agree; nothing referenced at all: both None
+    same = evaluate(PYTHON, "python", "mit:\n            self.items.popitem(last=False)", NO_CAP)
+    assert (same.f1_literal, same.f1_baseline_literal) == (same.f1, same.f1_baseline)
+    none = evaluate(PYTHON, "python", "   # nothing here\n", NO_CAP)
+    assert (none.f1_literal, none.f1_baseline_literal) == (None, None)
+    # only the path referenced: the strict figure has nothing to score, the literal one does
+    own = evaluate(PYTHON, "python", "   return self.get(key)\n", NO_CAP)
+    assert own.f1 is None and own.f1_literal == pytest.approx(f1(set(range(7)), {6}))
+
+
 def test_f1() -> None:
     assert f1(set(), set()) is None
     assert f1({1}, set()) == 0.0
