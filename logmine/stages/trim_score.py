@@ -30,6 +30,21 @@ BARE = re.compile(r"(?<![\w$.])(?<!->)(?<!::)[A-Za-z_$][\w$]*")
 ATTR = re.compile(r"(?:\.|->|::)([A-Za-z_$][\w$]*)")
 PARTIAL = re.compile(r"(?:\.|->|::)?[\w$]*$")
 """The identifier being typed at the cursor, with the ``.`` / ``->`` / ``::`` before it."""
+_WORD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$"
+
+
+def typed_word(line: str) -> tuple[str, bool]:
+    """The identifier being typed at the end of ``line`` (its last 64 characters) and whether a
+    ``.`` / ``->`` / ``::`` precedes it: what :data:`PARTIAL` finds, without a regex for ASCII text."""
+    tail = line[-64:]
+    if not tail.isascii():
+        m = PARTIAL.search(tail)
+        word = m.group().lstrip(".-:>") if m else ""
+        return word, m is not None and m.group() != word
+    rest = tail.rstrip(_WORD_CHARS)
+    return tail[len(rest) :], rest.endswith((".", "->", "::"))
+
+
 KIND_WEIGHT = {"import": 0.3, "definition": 0.25, "statement": 0.1, "comment": 0.0, "fragment": 0.0}
 
 
@@ -91,11 +106,10 @@ class Plan:
 
     def partial(self, line: str, limit: int) -> set[int]:
         """Units defining a name that starts with the identifier typed at the cursor (when at most ``limit`` do)."""
-        m = PARTIAL.search(line[-64:])
-        word = m.group().lstrip(".-:>") if m else ""
+        word, member = typed_word(line)
         if not word or word[0].isdigit():
             return set()
-        index = self.attr if m.group() != word else self.bare
+        index = self.attr if member else self.bare
         out: set[int] = set()
         at = bisect.bisect_left(self.names, word)
         while at < len(self.names) and self.names[at].startswith(word):

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from logmine.stages import trim_scan
 from logmine.stages.trim import TrimConfig, Trimmer, count_tokens, recent_files, trim_slots
 from logmine.stages.trim_eval import completion_uses, evaluate, f1, nearest_lines, referenced_units
+from logmine.stages.trim_score import PARTIAL, typed_word
 
 NO_CAP = TrimConfig(max_kept=0)
 
@@ -424,3 +425,12 @@ def test_incremental_lexing_equals_full(language: str, cut: int, grow: list[int]
         assert (got.lines, got.inds, got.cuts, got.stack, got.closer, got.open_at) == (
             full.lines, full.inds, full.cuts, full.stack, full.closer, full.open_at)
         prev = got
+
+
+@settings(max_examples=400, deadline=None)
+@given(line=st.text(st.sampled_from("ab_$9.-:> x(é"), max_size=80))
+@example(line="x" * 70 + ".y")
+def test_typed_word_is_what_the_partial_pattern_finds(line: str) -> None:
+    m = PARTIAL.search(line[-64:])
+    word = m.group().lstrip(".-:>")
+    assert typed_word(line) == (word, m.group() != word)
