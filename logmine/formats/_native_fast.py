@@ -110,7 +110,7 @@ def read(path: Path, chunk_bytes: int = CHUNK_BYTES, workers: int = WORKERS) -> 
     ``workers`` chunks are checked at once (Polars releases the GIL, so one chunk's parse runs
     while another's Python work does); at most ``workers + 1`` chunks are held in memory.
     """
-    number, cache = 1, {}
+    number, cache = 1, _AttrsCache()
     with open_binary(path) as fh, ThreadPoolExecutor(max(workers, 1), thread_name_prefix="logmine-native") as pool:
         pending: deque[Future[Batch]] = deque()
         try:
@@ -127,7 +127,7 @@ def read(path: Path, chunk_bytes: int = CHUNK_BYTES, workers: int = WORKERS) -> 
                 future.cancel()
 
 
-def _read_piece(piece: bytes | _LongLine, number: int, lines: _Lines | None, cache: dict[str, str | None]) -> Batch:
+def _read_piece(piece: bytes | _LongLine, number: int, lines: _Lines | None, cache: _AttrsCache) -> Batch:
     batch = Batch()
     if isinstance(piece, _LongLine):
         _add_long_line(batch, number, piece)
@@ -214,7 +214,7 @@ class _Chunk:
 
     lines: _Lines
     first: int
-    attrs_cache: dict[str, str | None] = field(default_factory=dict)
+    attrs_cache: _AttrsCache = field(default_factory=lambda: _AttrsCache())
     events: list[pl.DataFrame] = field(default_factory=list)
     requests: list[pl.DataFrame] = field(default_factory=list)
     slow: Batch = field(default_factory=Batch)
@@ -451,22 +451,53 @@ def _checks(df: pl.DataFrame) -> pl.Expr:
     return (common & kind_ok).fill_null(False).alias("ok")
 
 
-ATTRS_CACHE_SIZE = 100_000
-"""Canonical ``attrs`` texts a file's reader keeps (the raw object's text -> sorted-key JSON)."""
+ATTRS_CACHE_SIZE = 50_000
+"""Distinct ``attrs`` texts a file's reader remembers with their canonical JSON."""
 _ATTRS_VALUE = rf"^{_WS}:{_WS}\{{[^{{}}]*\}}"
 """After the key: a colon and an object without braces inside (a ``}`` in a string cuts it short: invalid)."""
+_UNREADABLE = "\x00"
+"""The canonical text of a cut-out text that is no JSON object (its lines are parsed whole)."""
 
 
-def _canonical_attrs(ok: np.ndarray, lines: _Lines, cache: dict[str, str | None]) -> tuple[pl.Series, np.ndarray]:
+class _AttrsCache:
+    """Cut-out ``attrs`` texts and their canonical JSON, shared by the threads reading one file.
+
+    A frame rather than a dict, so a chunk looks its texts up without a Python loop; a thread that
+    adds texts joins against its own extended frame, so a concurrent update lost costs only time.
+    """
+
+    def __init__(self) -> None:
+        self.frame = pl.DataFrame(schema={"text": pl.String(), "canonical": pl.String()})
+
+    def canonical(self, texts: pl.Series) -> pl.Series:
+        frame = self.frame
+        new = texts.filter(~texts.is_in(frame["text"])).unique()
+        if new.len():
+            values = pl.Series([_canonical_text(t) for t in new.to_list()], dtype=pl.String())
+            added = pl.DataFrame({"text": new, "canonical": values})
+            self.frame = frame = added if frame.height + added.height > ATTRS_CACHE_SIZE else pl.concat([frame, added])
+        return texts.replace_strict(frame["text"], frame["canonical"], return_dtype=pl.String())
+
+
+def _canonical_text(text: str) -> str | None:
+    """The sorted-key JSON of the object in ``text`` (``: {...}``), None when empty, _UNREADABLE when invalid."""
+    try:
+        value = orjson.loads(text[text.index("{"):])
+    except orjson.JSONDecodeError:
+        return _UNREADABLE
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if value else None
+
+
+def _canonical_attrs(ok: np.ndarray, lines: _Lines, cache: _AttrsCache) -> tuple[pl.Series, np.ndarray]:
     """``attrs`` as the per-line reader writes it (sorted-key JSON, None when empty or absent).
 
     Polars does not read ``attrs`` (turning objects into text is a good part of its parse, and its
     text loses a whole float's type). The lines that mention the key, or might spell it with an
-    escape, get it from orjson: where the line's only ``"attrs"`` is a top-level key (no ``{``
-    before it but the line's own, no backslash escapes in the line) holding an object without
-    braces inside, that object's text is cut out and each distinct text is canonicalised once
-    (``cache`` keeps them across chunks); other lines are parsed whole. A row whose ``attrs`` is
-    neither an object nor null is left to the per-line reader (``ok`` cleared).
+    escape, get it from orjson: where the line's only ``"attrs"`` is surely a top-level key holding
+    an object without braces inside (:func:`_attrs_texts`), that object's text is cut out and each
+    distinct text is canonicalised once (``cache`` keeps them across chunks); other lines are parsed
+    whole. A row whose ``attrs`` is neither an object nor null is left to the per-line reader
+    (``ok`` cleared).
     """
     column = lines.column()
     named = column.str.contains('"attrs"', literal=True).to_numpy()
@@ -478,18 +509,10 @@ def _canonical_attrs(ok: np.ndarray, lines: _Lines, cache: dict[str, str | None]
     texts = _attrs_texts(column.gather(rows), escaped[rows])
     done = texts.is_not_null().to_numpy()
     if done.any():
-        texts = texts.filter(pl.Series(done))
-        distinct = texts.unique().to_list()
-        canonical = [_canonical_text(t, cache) for t in distinct]
-        known = [c is not _UNREADABLE for c in canonical]
-        if not all(known):  # a "}" inside a string cut the text short: read those lines whole
-            gone = texts.is_in([t for t, k in zip(distinct, known, strict=True) if not k]).to_numpy()
-            done[np.flatnonzero(done)[gone]] = False
-            texts = texts.filter(pl.Series(~gone))
-            distinct = [t for t, k in zip(distinct, known, strict=True) if k]
-            canonical = [c for c, k in zip(canonical, known, strict=True) if k]
-        values = texts.replace_strict(distinct, canonical, return_dtype=pl.String())
-        out = out.scatter(rows[done], values)
+        values = cache.canonical(texts.filter(pl.Series(done)))
+        readable = (values != _UNREADABLE).fill_null(True).to_numpy()  # a "}" inside a string cut it short
+        done[np.flatnonzero(done)[~readable]] = False
+        out = out.scatter(rows[done], values.filter(pl.Series(readable)))
     ok = ok.copy()
     rest = rows[~done]
     slow: dict[int, str | None] = {}
@@ -509,40 +532,20 @@ def _canonical_attrs(ok: np.ndarray, lines: _Lines, cache: dict[str, str | None]
 def _attrs_texts(raw: pl.Series, escaped: np.ndarray) -> pl.Series:
     """The text after the top-level ``"attrs"`` key (``: {...}``) where it is cut out safely, else null.
 
-    Safely: the line starts with its ``{``, has no other ``{`` before its only ``"attrs"``, which
-    follows no backslash (so it opens a string, at the top level) and is followed by a colon and an
-    object without braces inside; and the line has no ``\\u`` escape (a key spelt with one could
-    repeat ``attrs``).
+    Safely: the line is ASCII (so byte offsets are character offsets) without ``\\u`` escapes (a key
+    spelt with one could repeat ``attrs``), starts with its ``{`` and has no other ``{`` before its
+    only ``"attrs"``, which follows no backslash (so it opens a string, at the top level) and is
+    followed by a colon and an object without braces inside.
     """
-    parts = pl.col("raw").str.splitn('"attrs"', 2)
-    before, after = pl.col("before"), pl.col("after")
-    frame = pl.DataFrame({"raw": raw, "escaped": escaped}).select(
-        plain=~pl.col("escaped") & (pl.col("raw").str.count_matches('"attrs"', literal=True) == 1),
-        before=parts.struct.field("field_0"), after=parts.struct.field("field_1"),
+    line = pl.col("raw")
+    pos = line.str.find('"attrs"', literal=True)
+    plain = (
+        ~pl.col("escaped") & (line.str.len_bytes() == line.str.len_chars()) & line.str.starts_with("{")
+        & (line.str.count_matches('"attrs"', literal=True) == 1)
     )
-    top = before.str.starts_with("{") & ~before.str.slice(1).str.contains("{", literal=True) & ~before.str.ends_with("\\")
-    value = after.str.extract_all(_ATTRS_VALUE).list.first()
-    return frame.select(pl.when(pl.col("plain") & top).then(value)).to_series()
-
-
-_UNREADABLE = "\x00"
-"""What :func:`_canonical_text` gives for a text that is not a JSON object."""
-
-
-def _canonical_text(text: str, cache: dict[str, str | None]) -> str | None:
-    """The sorted-key JSON of the object in ``text`` (``: {...}``), None when empty; remembered in ``cache``."""
-    try:
-        return cache[text]
-    except KeyError:
-        pass
-    try:
-        value = orjson.loads(text[text.index("{"):])
-    except orjson.JSONDecodeError:
-        return _UNREADABLE
-    if len(cache) >= ATTRS_CACHE_SIZE:
-        cache.clear()
-    cache[text] = result = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if value else None
-    return result
+    top = ~line.str.slice(1, pos - 1).str.contains("{", literal=True) & (line.str.slice(pos - 1, 1) != "\\")
+    value = line.str.slice(pos + 7).str.extract_all(_ATTRS_VALUE).list.first()
+    return pl.DataFrame({"raw": raw, "escaped": escaped}).select(pl.when(plain & top).then(value)).to_series()
 
 
 def _language() -> pl.Expr:
