@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from logmine.formats import Batch
@@ -123,6 +124,19 @@ def prefetch(items: Iterator[T], depth: int = 2) -> Iterator[T]:
         thread.join()
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A batch ready to write (:meth:`PartitionWriter.prepare`): non-empty Arrow tables and the counts."""
+
+    tables: list[tuple[str, pa.Table]]
+    lines_read: int
+    lines_accepted: int
+    lines_rejected: int
+    events: int
+    requests: int
+    bytes_read: int
+
+
 WRITTEN_TABLES = ("events", "llm_requests", "rejects")
 """The tables an ingested file has a partition of (``sources`` is one row per file, kept by the driver)."""
 
@@ -142,20 +156,33 @@ class PartitionWriter:
         self.users: dict[str, str] = {}
 
     def add(self, batch: Batch) -> None:
-        self.report.lines_read += batch.lines_read
-        self.report.lines_accepted += batch.lines_accepted
-        self.report.lines_rejected += len(batch.rejects)
+        self.write(self.prepare(batch))
+
+    def prepare(self, batch: Batch) -> Prepared:
+        """The batch's rows as the Arrow tables to write (ids filled, users pseudonymised), and its counts.
+
+        Call it in one thread at a time (it keeps the pseudonym cache); :meth:`write` may run in
+        another, so that building the next batch's tables overlaps writing this one's.
+        """
         events = self._frame(batch.events, EVENTS_SCHEMA, "event_id")
         requests = self._frame(batch.requests, LLM_REQUESTS_SCHEMA, "request_id")
-        self.report.events += events.height
-        self.report.requests += requests.height
-        self._write("events", events)
-        self._write("llm_requests", requests)
+        tables = [(name, df.to_arrow()) for name, df in (("events", events), ("llm_requests", requests)) if df.height]
         if batch.rejects:
             rows = [r.row(self.name, self.fmt) for r in batch.rejects]
             for row in rows:
                 row["raw"] = scrub_users(str(row["raw"]), self.user_key)
-            self._write("rejects", pl.DataFrame(rows, schema=REJECTS_SCHEMA))
+            tables.append(("rejects", pl.DataFrame(rows, schema=REJECTS_SCHEMA).to_arrow()))
+        return Prepared(tables, batch.lines_read, batch.lines_accepted, len(batch.rejects), events.height, requests.height, batch.bytes_read)
+
+    def write(self, prepared: Prepared) -> None:
+        r = self.report
+        r.lines_read += prepared.lines_read
+        r.lines_accepted += prepared.lines_accepted
+        r.lines_rejected += prepared.lines_rejected
+        r.events += prepared.events
+        r.requests += prepared.requests
+        for table, arrow in prepared.tables:
+            self._write(table, arrow)
 
     def _frame(self, rows: list[dict[str, Any]] | pl.DataFrame, schema: dict[str, pl.DataType], id_col: str) -> pl.DataFrame:
         if isinstance(rows, pl.DataFrame):
@@ -183,10 +210,7 @@ class PartitionWriter:
         index = pl.lit("0") if unique else pl.int_range(pl.len()).over("source_line").cast(pl.String)
         return pl.concat_str(pl.lit(self.key + ":"), pl.col("source_line").cast(pl.String), pl.lit(":"), index)
 
-    def _write(self, table: str, df: pl.DataFrame) -> None:
-        if df.height == 0:
-            return
-        arrow = df.to_arrow()
+    def _write(self, table: str, arrow: pa.Table) -> None:
         if table not in self.writers:
             path = self.paths[table]
             self.writers[table] = (pq.ParquetWriter(path, arrow.schema, **_writer_options(arrow.schema.names)), path)

@@ -386,9 +386,10 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
         hashed: Future[str] | None = None if sha else pool.submit(file_sha256, path)
         writer = PartitionWriter({t: Path(f) for t, f in task.files.items()}, task.key, task.path, fmt, task.user_key)
         try:
-            for batch in prefetch(get_reader(fmt).read(path)):
-                writer.add(batch)
-                on_bytes(batch.bytes_read)
+            # the reader and writer.prepare run in the prefetch thread, Parquet is written in this one
+            for prepared in prefetch(writer.prepare(batch) for batch in get_reader(fmt).read(path)):
+                writer.write(prepared)
+                on_bytes(prepared.bytes_read)
             sha = sha or hashed.result()  # type: ignore[union-attr]
             after = path.stat()
         except _FILE_ERRORS as exc:  # a truncated .gz, a corrupt zip or .zst: the file, not a line
