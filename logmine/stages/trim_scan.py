@@ -32,7 +32,10 @@ class Syntax:
     """A segment starting like this is parsed inside the wrapper first."""
 
 
-_BR = rb"|[(\[{]|[)\]}]|\n"
+_FLAT = rb"[^()\[\]{}\"'`#/\n]*"
+_BR = rb"|\(" + _FLAT + rb"\)|\[" + _FLAT + rb"\]|\{" + _FLAT + rb"\}|[(\[{]|[)\]}]|\n[ \t]*"
+"""Brackets (a pair on one line with no bracket, quote, comment start or newline inside is one token,
+which changes nothing), and newlines with the indentation after them."""
 _SQ = rb"\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?"
 _BLOCK = rb"/\*[\s\S]*?(?:\*/|\Z)|//[^\n]*|"
 SYNTAX: dict[str, Syntax] = {
@@ -167,12 +170,13 @@ def _lex_from(lx: Lexed, syn: Syntax, pos: int) -> None:
         for m in syn.tokens.finditer(data, pos):
             at = m.start()
             c = data[at]
-            if c == 10:  # newline
+            if c == 10:  # newline and indentation
                 if not stack:
                     lines.append(at + 1)
-                    inds.append(INDENT.match(data, at + 1).end())
+                    inds.append(m.end())
             elif c in _OPEN:
-                stack.append(c)
+                if m.end() == at + 1:  # else a flat pair
+                    stack.append(c)
             elif c in _CLOSING:
                 if stack:
                     stack.pop()

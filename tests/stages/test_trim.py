@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import polars as pl
@@ -434,3 +435,23 @@ def test_typed_word_is_what_the_partial_pattern_finds(line: str) -> None:
     m = PARTIAL.search(line[-64:])
     word = m.group().lstrip(".-:>")
     assert typed_word(line) == (word, m.group() != word)
+
+
+_ONE_BY_ONE = rb"|[(\[{]|[)\]}]|\n[ \t]*"
+
+
+@settings(max_examples=60, deadline=None)
+@given(language=st.sampled_from(sorted(SOURCES)), cut=st.integers(0, 3000), edits=st.lists(edit, max_size=6))
+def test_flat_bracket_pairs_lex_like_single_brackets(language: str, cut: int, edits: list[tuple[int, int, str]]) -> None:
+    text = SOURCES[language] * 2
+    for pos, delete, insert in edits:
+        pos %= len(text) + 1
+        text = text[:pos] + insert + text[pos + delete :]
+    body = text[cut:].encode()
+    body = body[: body.rfind(b"\n") + 1]
+    syn = trim_scan.SYNTAX[language]
+    ref = dataclasses.replace(syn, tokens=re.compile(syn.tokens.pattern.replace(trim_scan._BR, _ONE_BY_ONE)))
+    got, want = trim_scan.lex(body, syn), trim_scan.lex(body, ref)
+    assert (got.lines, got.inds, got.cuts, got.stack, got.closer, got.open_at) == (
+        want.lines, want.inds, want.cuts, want.stack, want.closer, want.open_at)
+    assert got.inds == [trim_scan.INDENT.match(body, start).end() for start in got.lines]  # newline tokens carry it
