@@ -23,15 +23,3 @@ def small_sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def small_truth(small_sample: Path) -> dict[str, Any]:
     return json.loads((small_sample / "truth.json").read_text())
-
-
-def jsonl_records(path: Path) -> list[dict[str, Any]]:
-    """The records of a JSON Lines file, skipping lines that are not valid UTF-8 JSON."""
-    out = []
-    for raw in path.read_bytes().splitlines():
-        try:
-            obj = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            continue
-        out.append(obj)
-    return out

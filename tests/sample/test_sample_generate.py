@@ -17,7 +17,7 @@ from logmine.sample import FORMATS, SampleConfig, generate
 from logmine.sample.code import load_corpus
 from logmine.sample.model import MODELS, PATTERN_ACCEPT, Event, Request, Simulator
 from logmine.sample.templates import TEMPLATES
-from tests.sample.conftest import jsonl_records
+from sample_helpers import jsonl_records
 
 
 def _files(root: Path) -> dict[str, bytes]:
