@@ -77,14 +77,38 @@ DEFAULT_RULES: tuple[MaskRule, ...] = tuple(
     )
 )
 """logmine's rules, most specific first; one set for every system (no per-dataset tuning)."""
+_DEFAULT_SET = frozenset(DEFAULT_RULES)
+
+
+_CROSS_SPACE = re.compile(r"\d (?:\d{2}:|[KMGTP]i?B\b|B\b|bytes\b)")
+"""Where a default rule may match across a space: a date and its time, a number and its unit."""
+_CLASS = re.compile(r"\[(?!\^)(?:\\.|[^\]\\])*\]")
+_SPACEY = re.compile(r"\\[sWDuUNx0-7ntrfv]|\[\^| |\(\?[a-zA-Z]*[sx]|(?<!\\)\.")
+_SPACEY_IN_CLASS = re.compile(r"\\[sWDuUNx0-7ntrfv]| ")
+
+
+def matches_no_whitespace(rule: MaskRule) -> bool:
+    """Whether ``rule`` can never match whitespace (read conservatively: no ``\\s``, ``.``,
+    negated class, space or escape that might be one). The default rules are known: two of them
+    cross a space, which :class:`Masker` checks for itself."""
+    if rule in _DEFAULT_SET:
+        return True
+    plain = _CLASS.sub(lambda m: " " if _SPACEY_IN_CLASS.search(m.group(0)[1:-1]) else "", rule.pattern)
+    return _SPACEY.search(plain) is None
 
 
 class Masker:
-    """Replaces every match of the rules by a wildcard (``<*>``, or ``<NAME>`` when ``typed``)."""
+    """Replaces every match of the rules by a wildcard (``<*>``, or ``<NAME>`` when ``typed``).
 
-    def __init__(self, rules: Sequence[MaskRule] = DEFAULT_RULES, typed: bool = False) -> None:
+    :meth:`mask_words` and :meth:`mask_lines` mask a text piece by piece (its words, or its
+    lines) with the masked pieces remembered (``cache_size`` of them): a piece no rule can match
+    across is masked the same alone, and pieces recur far more than whole texts."""
+
+    def __init__(self, rules: Sequence[MaskRule] = DEFAULT_RULES, typed: bool = False, cache_size: int = 200_000) -> None:
         self.rules = tuple(rules)
         self.typed = typed
+        self.cache_size = cache_size
+        self._pieces: dict[str, str] = {}
 
     @cached_property
     def _regex(self) -> re.Pattern[str] | None:
@@ -130,11 +154,44 @@ class Masker:
 
         return self._mask_token.sub(one, text)
 
+    @cached_property
+    def piecewise(self) -> bool:
+        """Whether texts may be masked piece by piece (no rule matches whitespace, except the
+        default rules' date-time and number-unit pairs, which send their text to :meth:`mask`)."""
+        return self.cache_size > 0 and all(matches_no_whitespace(r) for r in self.rules)
+
+    def masked(self, text: str) -> str:
+        """``text`` masked and collapsed (:meth:`mask` then :meth:`collapse`)."""
+        return self.collapse(self.mask(text))
+
+    def _piece(self, piece: str) -> str:
+        out = self._pieces.get(piece)
+        if out is None:
+            out = self.collapse(self.mask(piece))
+            if len(self._pieces) >= self.cache_size:
+                self._pieces.clear()
+            self._pieces[piece] = out
+        return out
+
+    def mask_words(self, text: str) -> list[str]:
+        """The masked words of ``text`` (split at whitespace runs), as ``masked(text).split()``."""
+        if not self.piecewise or _CROSS_SPACE.search(text):
+            return self.masked(text).split()
+        get, piece = self._pieces.get, self._piece
+        return [get(w) or piece(w) for w in text.split()]
+
+    def mask_lines(self, text: str) -> str:
+        """``masked(text)``, worked out line by line."""
+        if not self.piecewise or "\n" not in text:
+            return self.masked(text)
+        piece = self._piece
+        return "\n".join(piece(line) for line in text.split("\n"))
+
     def __getstate__(self) -> dict[str, object]:  # compiled patterns are rebuilt, not copied
-        return {"rules": self.rules, "typed": self.typed}
+        return {"rules": self.rules, "typed": self.typed, "cache_size": self.cache_size}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__init__(state["rules"], state["typed"])  # type: ignore[misc, arg-type]
+        self.__init__(state["rules"], state["typed"], state.get("cache_size", 200_000))  # type: ignore[misc, arg-type]
 
 
 def build_rules(extra: Iterable[MaskRule | dict[str, str]] = (), use_defaults: bool = True) -> tuple[MaskRule, ...]:

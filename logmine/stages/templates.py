@@ -56,6 +56,8 @@ class MineConfig:
     """Tokens held over all signatures before a consolidation (bounds memory for long prompts)."""
     line_cache_size: int = 100_000
     """Exact lines remembered with their signature (repeated lines skip masking); 0 turns it off."""
+    mask_cache_size: int = 200_000
+    """Masked words (log lines) or masked lines (prompts) remembered; 0 masks every text whole."""
 
     @property
     def cluster_params(self) -> ClusterParams:
@@ -151,7 +153,7 @@ class TemplateMiner:
     def __init__(self, config: MineConfig | None = None, regroup: Regroup | None = None) -> None:
         self.config = config or MineConfig()
         self.regroup = regroup
-        self.masker = Masker(self.config.mask_rules, self.config.typed_masks)
+        self.masker = Masker(self.config.mask_rules, self.config.typed_masks, self.config.mask_cache_size)
         self.state = MinerState()
         self._index: dict[str, int] = {}
         self._cache: dict[str, int] = {}
@@ -183,20 +185,20 @@ class TemplateMiner:
                 progress("templates mine", n, total)
 
     def masked(self, line: str) -> str:
-        return self.masker.collapse(self.masker.mask(line))
+        return self.masker.masked(line)
 
     def _unit_for(self, line: str) -> int:
-        masked = self.masked(line)
         if self.config.collapse_spaces:
-            key = " ".join(masked.split())
+            words = self.masker.mask_words(line)
+            key = masked = " ".join(words)
         else:
-            key = masked
+            key = masked = self.masker.mask_lines(line)
         u = self._index.get(key)
         if u is not None:
             return u
         if len(self._index) >= self.config.max_units or self._held_tokens >= self.config.max_unit_tokens:
             self._compact()
-        tokens, seps = split_tokens(masked, self.config.collapse_spaces)
+        tokens, seps = (words, ()) if self.config.collapse_spaces else split_tokens(masked, False)
         tokens = tuple(sys.intern(t) for t in tokens)
         u = self._match(tokens, key)
         if u is None:

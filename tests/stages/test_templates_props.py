@@ -56,6 +56,21 @@ def test_masking_is_idempotent_on_log_lines(text: str) -> None:
     assert masker.collapse(masker.mask(once)) == once
 
 
+spaced = st.lists(st.one_of(templated, any_text, st.sampled_from(["2017-07-03 10:00:01", "5.2 KB", "12 bytes", "7 B", "\n", "  "])),
+                  min_size=1, max_size=6).map(" ".join)
+RULE_SETS = [(), ({"pattern": r"req-[a-z]+", "mask_with": "REQ"},), ({"pattern": r"user \w+", "mask_with": "USER"},)]
+
+
+@SETTINGS
+@given(spaced, st.sampled_from(RULE_SETS), st.booleans())
+def test_masking_piece_by_piece_equals_masking_whole(text: str, extra: tuple[dict[str, str], ...], typed: bool) -> None:
+    masker = Masker(build_rules(extra), typed=typed)
+    assert masker.piecewise == (not any(" " in r["pattern"] for r in extra))
+    assert masker.mask_words(text) == masker.masked(text).split()
+    assert masker.mask_lines(text) == masker.masked(text)
+    assert masker.mask_words(text) == masker.masked(text).split()  # from the cache
+
+
 @SETTINGS
 @given(logs, st.randoms(use_true_random=False))
 def test_ids_do_not_depend_on_input_order(lines: list[str], rnd: random.Random) -> None:
