@@ -38,18 +38,26 @@ _BR = rb"|\(" + _FLAT + rb"\)|\[" + _FLAT + rb"\]|\{" + _FLAT + rb"\}|[(\[{]|[)\
 which changes nothing), and newlines with the indentation after them."""
 _SQ = rb"\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?"
 _BLOCK = rb"/\*[\s\S]*?(?:\*/|\Z)|//[^\n]*|"
+
+
+def _tokens(pattern: bytes, first: bytes) -> re.Pattern[bytes]:
+    """``pattern`` behind a lookahead on the characters its tokens can start with (``first``, quotes,
+    brackets, newline): the same tokens, but the regex engine skips to the candidate positions."""
+    return re.compile(rb"(?=[" + first + rb"\"'()\[\]{}\n])(?:" + pattern + rb")")
+
+
 SYNTAX: dict[str, Syntax] = {
-    "python": Syntax(re.compile(rb'"""[\s\S]*?(?:"""|\Z)|' + rb"'''[\s\S]*?(?:'''|\Z)|#[^\n]*|" + _SQ + _BR), True,
+    "python": Syntax(_tokens(rb'"""[\s\S]*?(?:"""|\Z)|' + rb"'''[\s\S]*?(?:'''|\Z)|#[^\n]*|" + _SQ + _BR, b"#"), True,
                      ((b"", b""), (b"class _:\n", b"")), False, re.compile(rb"[ \t]")),
-    "java": Syntax(re.compile(rb'"""[\s\S]*?(?:"""|\Z)|' + _BLOCK + _SQ + _BR)),
-    "javascript": Syntax(re.compile(rb"`(?:\\[\s\S]|[^`\\])*(?:`|\Z)|" + _BLOCK + _SQ + _BR),
+    "java": Syntax(_tokens(rb'"""[\s\S]*?(?:"""|\Z)|' + _BLOCK + _SQ + _BR, b"/")),
+    "javascript": Syntax(_tokens(rb"`(?:\\[\s\S]|[^`\\])*(?:`|\Z)|" + _BLOCK + _SQ + _BR, b"`/"),
                          pads=((b"", b""), (b"class _ {\n", b"\n}")), member_start=re.compile(
                              rb"\s*(?:(?:static|async|get|set|public|private|protected|readonly|override|abstract)\s+)*"
                              rb"(?!(?:if|for|while|switch|catch|function|return)\b)[#\w$]+\s*(?:\([^)\n]*\)\s*(?::[^{\n]*)?\{|[?!]?:)")),
-    "go": Syntax(re.compile(rb"`[^`]*(?:`|\Z)|" + _BLOCK + _SQ + _BR), pads=((b"", b""), (b"func _() {\n", b"\n}")),
+    "go": Syntax(_tokens(rb"`[^`]*(?:`|\Z)|" + _BLOCK + _SQ + _BR, b"`/"), pads=((b"", b""), (b"func _() {\n", b"\n}")),
                  member_start=re.compile(rb"\s*(?!(?:func|type|var|const|import|package)\b|//|/\*)\S")),
-    "rust": Syntax(re.compile(rb'(?<![A-Za-z0-9_])b?r(#*)"[\s\S]*?(?:"\1|\Z)|' + _BLOCK
-                              + rb"\"(?:\\[\s\S]|[^\"\\])*(?:\"|\Z)|'(?:\\[^'\n]{1,10}|[^'\\\n])'" + _BR)),
+    "rust": Syntax(_tokens(rb'(?<![A-Za-z0-9_])b?r(#*)"[\s\S]*?(?:"\1|\Z)|' + _BLOCK
+                           + rb"\"(?:\\[\s\S]|[^\"\\])*(?:\"|\Z)|'(?:\\[^'\n]{1,10}|[^'\\\n])'" + _BR, b"/br")),
 }
 SYNTAX["typescript"] = SYNTAX["tsx"] = SYNTAX["javascript"]
 _CLOSE = {ord("("): b")", ord("["): b"]", ord("{"): b"}"}
