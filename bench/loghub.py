@@ -7,9 +7,10 @@ benchmark's tuned per-dataset settings (masking regexes, depth, similarity thres
 original ones (definitions: ``logmine.evaluate`` and the data's README).
 
 Speed: the systems' lines concatenated and repeated to ``--lines`` lines, each parser in a
-process of its own (one after the other), lines/s and the ratio. logmine runs with its line
-cache (the default) and without it (``line_cache_size=0``): the first is what a repeated log
-costs, the second what the masking and clustering cost per line.
+process of its own (one after the other), lines/s and the ratio. logmine runs with its caches
+(the default), without its exact-line cache (``line_cache_size=0``: every line is masked, word
+by word with the masked words remembered, and looked up by its masked text) and with no cache at
+all (``mask_cache_size=0`` too: every line masked whole by the rules' regex).
 
 Example:
     python bench/loghub.py                       # accuracy + speed (400,000 lines)
@@ -40,6 +41,7 @@ from logmine.stages.templates import MineConfig, mine_templates  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "benchmarks" / "loghub-2k"
 PARSERS = ("logmine", "drain3", "drain3-tuned")
+SPEED_PARSERS = ("drain3", "logmine", "logmine-no-line-cache", "logmine-no-caches")
 
 
 def systems(data: Path) -> list[str]:
@@ -131,7 +133,8 @@ def speed_worker(parser: str, data: Path, n: int) -> dict[str, Any]:
             miner.add_log_message(line)
         templates = len(miner.drain.clusters)
     else:
-        config = MineConfig(line_cache_size=0) if parser == "logmine-nocache" else MineConfig()
+        config = {"logmine-no-line-cache": MineConfig(line_cache_size=0),
+                  "logmine-no-caches": MineConfig(line_cache_size=0, mask_cache_size=0)}.get(parser, MineConfig())
         templates = len(mine_templates(lines, config).templates)
     seconds = time.perf_counter() - started
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -141,7 +144,7 @@ def speed_worker(parser: str, data: Path, n: int) -> dict[str, Any]:
 
 def speed(data: Path, n: int) -> list[dict[str, Any]]:
     out = []
-    for parser in ("drain3", "logmine", "logmine-nocache"):
+    for parser in SPEED_PARSERS:
         proc = subprocess.run([sys.executable, __file__, "--data", str(data), "--speed-worker", parser, "--lines", str(n)],
                               check=True, capture_output=True, text=True)
         out.append(json.loads(proc.stdout))
@@ -165,7 +168,7 @@ def main() -> None:
     parser.add_argument("--no-speed", action="store_true", help="accuracy only")
     parser.add_argument("--no-accuracy", action="store_true", help="speed only")
     parser.add_argument("--json", type=Path, help="also write every figure here")
-    parser.add_argument("--speed-worker", choices=("drain3", "logmine", "logmine-nocache"), help=argparse.SUPPRESS)
+    parser.add_argument("--speed-worker", choices=SPEED_PARSERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.speed_worker:
         print(json.dumps(speed_worker(args.speed_worker, args.data, args.lines)))
