@@ -402,11 +402,24 @@ def _latency_ok(name: str) -> pl.Expr:
     return col.is_null() | ((col >= 0) & (col <= MAX_LATENCY_MS))
 
 
-def _ts_value(df: pl.DataFrame) -> pl.Expr:
+def _ts_value(df: pl.DataFrame) -> pl.Series:
     """``ts`` as the per-line reader parses it, for the ISO 8601 forms and epoch ms it surely agrees on.
 
-    Only the parsers the chunk needs are run (a when/then chain evaluates every branch in full).
+    The common ``...Z`` form is parsed with numpy (:func:`_iso_z_micros`); the other rows with the
+    Polars parsers they need (a when/then chain evaluates every branch in full).
     """
+    ts = df["ts"]
+    micros, fast = _iso_z_micros(ts)
+    value = pl.Series("ts_value", micros).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
+    value = pl.select(pl.when(pl.Series(fast)).then(value)).to_series().alias("ts_value")
+    rest = np.flatnonzero(~fast & ts.is_not_null().to_numpy())
+    if len(rest):
+        others = ts.gather(rest).to_frame()
+        value = value.scatter(rest, others.select(_ts_expr(others)).to_series())
+    return value
+
+
+def _ts_expr(df: pl.DataFrame) -> pl.Expr:
     ts = pl.col("ts")
     kinds = df.select(
         iso=ts.str.contains(_ISO_TS).fill_null(False),
@@ -424,6 +437,54 @@ def _ts_value(df: pl.DataFrame) -> pl.Expr:
         zoned = ts.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", time_unit="us", time_zone="UTC", strict=False, cache=False)
         value = pl.when(kinds["iso"] & kinds["zoned"]).then(zoned).otherwise(value)
     return value.alias("ts_value")
+
+
+_DAYS_IN_MONTH = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
+"""Where ``YYYY-MM-DDTHH:MM:SS`` has digits."""
+_FRACTION_PLACES = 10 ** np.arange(5, -1, -1, dtype=np.int64)
+
+
+def _iso_z_micros(ts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Microseconds since the epoch of each ``YYYY-MM-DDTHH:MM:SS[.f]Z`` text (1-6 fraction digits,
+    a real date and time of day), and a mask of the texts of that form (the others' values are junk)."""
+    n = len(ts)
+    micros, fast = np.zeros(n, np.int64), np.zeros(n, bool)
+    arrow = ts.to_arrow()
+    if arrow.null_count == n or arrow.buffers()[2] is None:
+        return micros, fast
+    offsets = np.frombuffer(arrow.buffers()[1], np.int64)[arrow.offset:arrow.offset + n + 1]
+    data = np.frombuffer(arrow.buffers()[2], np.uint8)
+    lengths = np.diff(offsets)
+    rows = np.flatnonzero((lengths == 20) | ((lengths >= 22) & (lengths <= 27)))
+    if len(rows) == 0:
+        return micros, fast
+    size = lengths[rows]
+    chars = np.lib.stride_tricks.sliding_window_view(np.concatenate([data, np.zeros(27, np.uint8)]), 27)[offsets[rows]]
+    digit = chars - np.uint8(48)  # wraps: a non-digit is 10 or more
+    fraction_digits = (size - 21)[:, None] > np.arange(6)  # at 20 .. size-2 when there is a fraction
+    ok = (
+        np.all(digit[:, _DIGITS] < 10, axis=1) & np.all(~fraction_digits | (digit[:, 20:26] < 10), axis=1)
+        & (chars[:, 4] == ord("-")) & (chars[:, 7] == ord("-")) & (chars[:, 10] == ord("T"))
+        & (chars[:, 13] == ord(":")) & (chars[:, 16] == ord(":"))
+        & ((size == 20) | (chars[:, 19] == ord("."))) & (chars[np.arange(len(rows)), size - 1] == ord("Z"))
+    )
+    d = digit[:, :19].astype(np.int64)
+    year = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
+    month, day = d[:, 5] * 10 + d[:, 6], d[:, 8] * 10 + d[:, 9]
+    hour, minute, second = d[:, 11] * 10 + d[:, 12], d[:, 14] * 10 + d[:, 15], d[:, 17] * 10 + d[:, 18]
+    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
+    month_ok = (month >= 1) & (month <= 12)
+    days_in_month = _DAYS_IN_MONTH[np.where(month_ok, month, 0)] + ((month == 2) & leap)
+    ok &= (year >= 1) & month_ok & (day >= 1) & (day <= days_in_month) & (hour <= 23) & (minute <= 59) & (second <= 59)
+    fraction = (np.where(fraction_digits, digit[:, 20:26], 0).astype(np.int64) * _FRACTION_PLACES).sum(axis=1)
+    y = year - (month <= 2)  # days from the civil date (H. Hinnant's algorithm)
+    era, yoe = y // 400, y % 400
+    doy = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    micros[rows] = ((days * 86400 + hour * 3600 + minute * 60 + second) * 1_000_000 + fraction) * ok
+    fast[rows] = ok
+    return micros, fast
 
 
 def _checks(df: pl.DataFrame) -> pl.Expr:

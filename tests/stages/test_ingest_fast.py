@@ -223,3 +223,34 @@ def test_attrs_cut_out_of_the_line_equal_per_line(tmp_path: Path, attrs_line: st
     expected = orjson.loads(line).get("attrs")
     if isinstance(expected, dict):
         assert ev["attrs"].to_list() == [orjson.dumps(expected, option=orjson.OPT_SORT_KEYS).decode() if expected else None] * 6
+
+
+_Z_TIMES = [
+    "2025-03-03T08:00:00.123Z", "2025-03-03T08:00:00Z", "2024-02-29T23:59:59.999999Z", "2000-02-29T00:00:00.5Z",
+    "2023-02-29T00:00:00Z", "2100-02-29T00:00:00Z", "2025-04-31T00:00:00Z", "2025-01-01T24:00:00Z", "2025-01-01T10:60:00Z",
+    "2025-01-01T10:00:60Z", "2025-00-10T00:00:00Z", "2025-13-01T00:00:00Z", "2025-01-00T00:00:00Z", "2025-01-01T10:00:00.Z",
+    "2025-01-01T10:00:00.1234567Z", "2025-01-01T10:00:00.12a4Z", "1999-12-31T23:59:59.999999Z", "2099-12-31T23:59:59.9Z",
+    "2100-01-01T00:00:00Z", "2025-01-01T10:00:00z", "2025-01-01t10:00:00Z", "2025-1-01T10:00:00.00Z", "+025-01-01T10:00:00Z",
+    "2025-01-01T10:00:00\\u005a", "2025-01-01T10:00:00.5+00:00", "0000-01-01T00:00:00Z",
+]
+
+
+def test_z_times_parsed_with_numpy_equal_per_line(tmp_path: Path) -> None:
+    """The numpy parser of ``...Z`` times accepts exactly the real dates and times, to the microsecond."""
+    path = tmp_path / "times.jsonl"
+    lines = [f'{{"type":"event","ts":"{ts}","action":"a"}}' for ts in _Z_TIMES]
+    path.write_text("\n".join(lines * 2) + "\n", encoding="utf-8")
+    ev, _, rejects, read, _ = _compare(path, 1 << 20)
+    assert read == 2 * len(_Z_TIMES)
+    accepted = [ts for ts in _Z_TIMES if _parses(orjson.loads(f'"{ts}"'))]
+    assert len(accepted) > len(_Z_TIMES) // 3
+    assert ev.height == 2 * len(accepted)
+    assert len(rejects) == 2 * (len(_Z_TIMES) - len(accepted))
+
+
+def _parses(ts: str) -> bool:
+    try:
+        _base.parse_ts(ts)
+    except _base.RecordError:
+        return False
+    return True
