@@ -378,7 +378,10 @@ def edits(old: bytes, new: bytes) -> list[tuple]:
     s = common_prefix(old[p:][::-1], new[p:][::-1])
     old_end, new_end = len(old) - s, len(new) - s
     if p != old_end or p != new_end:
-        out.append((p, old_end, new_end, point(old, p), point(old, old_end), point(new, new_end)))
+        row = old.count(b"\n", 0, p)  # the same in new: they agree up to p
+        out.append((p, old_end, new_end, Point(row, p - (old.rfind(b"\n", 0, p) + 1)),
+                    Point(row + old.count(b"\n", p, old_end), old_end - (old.rfind(b"\n", 0, old_end) + 1)),
+                    Point(row + new.count(b"\n", p, new_end), new_end - (new.rfind(b"\n", 0, new_end) + 1))))
     return out
 
 
