@@ -15,7 +15,8 @@ Lossless steps (fidelity stays ~1):
   4. prefix-cache-aware layout: trailing instructions of a chat/edit template (static text
      after the last slot) move before the first slot, so requests share a longer prefix. They
      never cross a role label (they go right after the label of their own turn) nor a slot
-     whose values hold turn boundaries (``barriers``, found by the caller on real instances).
+     whose values hold turn boundaries (``barriers``, found by the caller on real instances),
+     and a tail that points back at what precedes it ("the code above") stays.
 Lossy steps, each kept only while the template's fidelity stays >= ``min_fidelity``:
   5. filler wording removed per sentence;
   6. whole sentences dropped, the most redundant first and, among equally redundant ones, the
@@ -213,7 +214,7 @@ class Compressor:
         if not slots or slots[-1] == len(parts) - 1:
             return source
         keep, movable = _split_structural(parts[-1].text)
-        if not sentences(movable) or has_turns(parts[-1].text) or "{%" in parts[-1].text:
+        if not sentences(movable) or has_turns(parts[-1].text) or "{%" in parts[-1].text or _REFERS_BACK.search(movable):
             return source
         lines = template_lines(parts)
         first = keep.count("\n") + 1  # the tail's first movable line
@@ -279,6 +280,11 @@ class Compressor:
             sims[i, i] = -1.0
         order = sorted(range(len(sents)), key=lambda i: (-round(float(sims[i].max()), 4), -i))
         return [sents[i] for i in order]
+
+
+_REFERS_BACK = re.compile(r"\b(?:above|preceding|previous|aforementioned)\b|\bthe (?:code|text|snippet|diff|file|question)s? (?:shown|given)\b", re.I)
+"""Words by which an instruction points back at what comes before it ("the code above"): moved ahead
+of that text it would point at nothing, so such a tail stays where it is."""
 
 
 # -- free lines: the only static text compression edits -------------------------------------------

@@ -267,3 +267,8 @@ def test_sentences_that_mention_tags_or_names_are_prose_and_code_is_not() -> Non
     assert is_prose("     Review the following code, focusing on readability and speed.")
     assert not is_prose("    return foo(bar)")
     assert not is_prose("    if x is None and y is not None:")
+
+
+def test_layout_keeps_a_tail_that_points_back_at_the_code() -> None:
+    src = "Here is code:\n```python\n{{ code }}\n```\nExplain the code above in two sentences.\n"
+    assert lossless().compress(src).source == src
