@@ -155,8 +155,9 @@ def skeleton(prompt: str, values: Mapping[str, str] | None = None, slots: SlotSt
 
 _FENCE_INFO = re.compile(r"(?m)^([ \t]*(?:```|~~~))(?!\{language\})[A-Za-z][\w+#.-]*(?=[ \t]*$)")
 _CACHE_SIZE = 50_000
-_KINDS: dict[tuple[str, bool, str | None], str] = {}
-"""The kind of each piece seen (static lines recur in every prompt of their template)."""
+_KINDS: dict[tuple[str | None, bool], dict[str, str]] = {}
+"""The kind of each piece seen, by language and whether it starts a line (static lines recur in
+every prompt of their template)."""
 
 
 def _replace_value(text: str, name: str, value: str) -> str:
@@ -185,7 +186,7 @@ def _replace_language(text: str, value: str, token: str) -> str:
     if not any(f"{label}{value}" in text for label in _LANGUAGE_LABELS):
         return text
     v = re.escape(value)
-    return re.sub(rf"(?:(?<=```)|(?<=~~~)|(?<=[Ll]anguage: )|(?<=LANGUAGE:)|(?<=[Ll]anguage=)){v}(?![\w+#-])", token, text)
+    return re.sub(rf"(```|~~~|[Ll]anguage: |LANGUAGE:|[Ll]anguage=){v}(?![\w+#-])", lambda m: m.group(1) + token, text)
 
 
 def _replace_path(text: str, path: str, token: str) -> str:
@@ -194,8 +195,22 @@ def _replace_path(text: str, path: str, token: str) -> str:
     for i in range(len(parts)):
         tail = "/".join(parts[i:])
         if len(tail) >= 3 and tail in text:
-            return re.sub(rf"(?<![\w/.-]){re.escape(tail)}(?![\w-])", token, text)
+            return _replace_word(text, tail, token)
     return text
+
+
+def _replace_word(text: str, value: str, token: str) -> str:
+    """Every occurrence of ``value`` not inside a longer name or path (no word character, ``/``,
+    ``.`` or ``-`` before it, no word character or ``-`` after it) replaced by ``token``."""
+    out, pos, at = [], 0, text.find(value)
+    while at >= 0:
+        end = at + len(value)
+        before, after = text[at - 1 : at], text[end : end + 1]
+        if not (before and (before.isalnum() or before in "_/.-")) and not (after and (after.isalnum() or after in "_-")):
+            out += [text[pos:at], token]
+            pos = end
+        at = text.find(value, end if pos == end else at + 1)
+    return "".join(out) + text[pos:] if out else text
 
 
 def _replace_overlap(text: str, value: str, token: str, anchor_end: bool) -> str:
@@ -231,7 +246,7 @@ def _code_regions(text: str, slots: SlotStore, language: str | None = None) -> s
     run: list[int] = []
 
     def flush() -> None:
-        body = "".join(pieces[i][0] for i in run)
+        body = "".join([pieces[i][0] for i in run])
         if (pieces[run[0]][2], pieces[run[0]][2] + len(body)) in whole:
             out.append(_slot(body, slots))
         elif body.strip():
@@ -259,83 +274,86 @@ def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None)
     """The kind of every piece (see :func:`_kind`), then corrected by its context."""
     forced = _code_spans(text)
     kinds = []
+    starts, inner = _KINDS.setdefault((language, True), {}), _KINDS.setdefault((language, False), {})
     for piece, at_line_start, offset in pieces:
-        kind = _KINDS.get((piece, at_line_start, language))
+        cache = starts if at_line_start else inner
+        kind = cache.get(piece)
         if kind is None:
-            kind = _kind(piece, at_line_start, language)
-            if len(_KINDS) >= _CACHE_SIZE:
-                _KINDS.clear()
-            _KINDS[(piece, at_line_start, language)] = kind
-        if kind == "text" and _inside(offset, forced):
+            kind = cache[piece] = _kind(piece, at_line_start, language)
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+        if kind == "text" and forced and _inside(offset, forced):
             kind = "code"
         kinds.append(kind)
-    lines = _lines(pieces)
-    _attribute_lines(pieces, kinds, lines)
-    _inline_fixed(pieces, kinds, lines)
+    if '="' in text:
+        _attribute_lines(pieces, kinds, text)
+    _inline_fixed(pieces, kinds)
     _smooth(pieces, kinds)
     return kinds
 
 
-def _lines(pieces: list[tuple[str, bool, int]]) -> list[list[int]]:
-    """The indices of the pieces of each line (newline pieces left out)."""
-    out: list[list[int]] = [[]]
-    for i, (piece, _, _) in enumerate(pieces):
-        if piece == "\n":
-            out.append([])
-        else:
-            out[-1].append(i)
-    return out
+def _line_of(pieces: list[tuple[str, bool, int]], i: int) -> tuple[int, int]:
+    """The indices ``[start, end)`` of the pieces of piece ``i``'s line."""
+    start = i
+    while start > 0 and pieces[start - 1][0] != "\n":
+        start -= 1
+    end = i + 1
+    while end < len(pieces) and pieces[end][0] != "\n":
+        end += 1
+    return start, end
 
 
-_ATTRIBUTE = re.compile(r'[a-z][\w-]*="[^"\n]*"[ \t]*')
+_ATTRIBUTE = re.compile(r'(?m)^[a-z][\w-]*="[^"\n]*"[ \t]*$')
 """A whole unindented line ``key="value"``: a header of a context item (``title="..."``), text."""
 
 
-def _attribute_lines(pieces: list[tuple[str, bool, int]], kinds: list[str], lines: list[list[int]]) -> None:
-    for line in lines:
-        if line and pieces[line[0]][1] and _ATTRIBUTE.fullmatch("".join(pieces[i][0] for i in line)):
-            for i in line:
-                if kinds[i] == "code":
-                    kinds[i] = "text"
+def _attribute_lines(pieces: list[tuple[str, bool, int]], kinds: list[str], text: str) -> None:
+    offsets = [offset for _, _, offset in pieces]
+    for m in _ATTRIBUTE.finditer(text):
+        i = bisect.bisect_left(offsets, m.start())
+        while i < len(pieces) and pieces[i][2] < m.end():
+            if kinds[i] == "code":
+                kinds[i] = "text"
+            i += 1
 
 
 _INLINE_TAG = re.compile(r"</?[A-Z][A-Z0-9_]{1,30}/?>|</?[a-z]+_[a-z_]+>")
 _INLINE_VALUE = re.compile(r"\{(?:file_path|language)\}")
-_QUOTES = "\"'`"
+_QUOTES = ("\"", "'", "`")
 
 
-def _inline_fixed(pieces: list[tuple[str, bool, int]], kinds: list[str], lines: list[list[int]]) -> None:
+def _inline_fixed(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
     """Fixed pieces inside a line of code (code before them on their line, more text after) that
     are part of the code: a tag inside a string literal (next to a quote: ``print("<H3>")``), the
     file's name in a comment (``# ... but {file_path} historically``). A bare tag inside code,
     a self-closing marker (``<CURSOR/>``) and fill-in-the-middle sentinels stay structure."""
-    for line in lines:
-        seen_code = False
-        for n, i in enumerate(line):
-            if kinds[i] == "code":
-                seen_code = True
-            elif kinds[i] == "fixed" and seen_code and any(pieces[j][0].strip() for j in line[n + 1 :]) and _in_code(pieces, line, n):
-                kinds[i] = "code"
+    for i, kind in enumerate(kinds):
+        if kind != "fixed" or not _in_code(pieces, i):
+            continue
+        start, end = _line_of(pieces, i)
+        if "code" in kinds[start:i] and any(pieces[j][0].strip() for j in range(i + 1, end)):
+            kinds[i] = "code"
 
 
-def _in_code(pieces: list[tuple[str, bool, int]], line: list[int], n: int) -> bool:
-    piece = pieces[line[n]][0]
+def _in_code(pieces: list[tuple[str, bool, int]], i: int) -> bool:
+    """Whether fixed piece ``i`` may be code, by its own text and the characters next to it."""
+    piece = pieces[i][0]
     if _INLINE_VALUE.fullmatch(piece):
         return True
-    if not _INLINE_TAG.fullmatch(piece) or _FIM_START.fullmatch(piece):
-        return False
-    before = pieces[line[n - 1]][0] if n else ""
-    after = pieces[line[n + 1]][0] if n + 1 < len(line) else ""
-    if piece.endswith("/>"):
-        return False  # a marker (<CURSOR/>), wherever it falls
-    return before[-1:] in tuple(_QUOTES) or after[:1] in tuple(_QUOTES)
+    if not _INLINE_TAG.fullmatch(piece) or _FIM_START.fullmatch(piece) or piece.endswith("/>"):
+        return False  # a self-closing tag is a marker (<CURSOR/>), wherever it falls
+    before = pieces[i - 1][0] if i else ""
+    after = pieces[i + 1][0] if i + 1 < len(pieces) else ""
+    return before.endswith(_QUOTES) or after.startswith(_QUOTES)
 
 
 def _code_bodies(text: str, pieces: list[tuple[str, bool, int]], kinds: list[str]) -> set[tuple[int, int]]:
     """The spans of the code in tag bodies (``<TAG>...</TAG>``, cut at the fixed pieces inside,
     such as a cursor marker), blank space at their edges included; their blank pieces become code."""
-    spans = sorted(m.span(2) for m in _TAG_BODY.finditer(text))
+    spans = sorted(m.span(2) for m in _TAG_BODY.finditer(text)) if "</" in text else []
     whole: set[tuple[int, int]] = set()
+    if not spans:
+        return whole
     offsets = [offset for _, _, offset in pieces]
     for start, end in spans:
         segment: list[int] = []
@@ -396,8 +414,9 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
     """Character spans that hold code whatever their lines look like: the bodies of fenced
     blocks and of upper-case tags (``<CONTEXTDOCUMENT>``), and the text after a
     fill-in-the-middle sentinel up to the next sentinel."""
-    spans = [m.span(2) for m in _FENCE_BODY.finditer(text)]
-    spans += [m.span(2) for m in _TAG_BODY.finditer(text)]
+    spans = [m.span(2) for m in _FENCE_BODY.finditer(text)] if "```" in text or "~~~" in text else []
+    if "</" in text:
+        spans += [m.span(2) for m in _TAG_BODY.finditer(text)]
     for m in _FIM_START.finditer(text):
         nxt = SENTINELS.search(text, m.end())
         spans.append((m.end(), nxt.start() if nxt else len(text)))
