@@ -69,11 +69,13 @@ class PackTemplate(_Strict):
     source: str = Field(description="the compressed template, Jinja2 syntax")
     original_source: str = Field(description="the mined template, Jinja2 syntax")
     placeholders: list[Placeholder]
-    shared_prefix_id: str | None = None
+    shared_prefix_id: str | None = Field(
+        None, description="the shared prefix (in shared_prefixes) that source starts with, cached once by the server")
     n_requests: int = Field(ge=0)
     share: float = Field(ge=0, le=1)
-    static_tokens_before: int = Field(ge=0)
-    static_tokens_after: int = Field(ge=0)
+    static_tokens_before: int = Field(ge=0, description="tokens of the original's own text, slots excluded")
+    static_tokens_after: int = Field(
+        ge=0, description="tokens of the compressed template's own text, slots and its shared prefix excluded")
     rendered_tokens_before: float = Field(ge=0)
     rendered_tokens_after: float = Field(ge=0)
     uncached_tokens_after: float = Field(ge=0)
@@ -81,7 +83,8 @@ class PackTemplate(_Strict):
     lossy: bool
     family_id: str | None = None
     validation: dict[str, Any] | None = Field(None, description="serving validation results, when run")
-    static_tokens_after_lossless: int | None = Field(None, ge=0, description="static tokens after the lossless steps alone")
+    static_tokens_after_lossless: int | None = Field(
+        None, ge=0, description="static tokens after the lossless steps alone (its shared prefix excluded too)")
     rendered_tokens_after_lossless: float | None = Field(
         None, ge=0, description="mean rendered tokens with the lossless template, code slots untrimmed")
     rendered_tokens_after_untrimmed: float | None = Field(
