@@ -154,7 +154,7 @@ def figures(runs: list[dict[str, object]], size: int) -> dict[str, float]:
         "best_s": round(best, 2), "median_s": round(median, 2), "mb_per_s": round(size / 1e6 / median, 1),
         "median_cpu_s": round(statistics.median(float(r["cpu_s"]) for r in runs), 2),  # type: ignore[arg-type]
         "rows_per_s": round(rows / median), "peak_rss_mib": round(max(float(r["peak_rss_mib"]) for r in runs)),  # type: ignore[arg-type]
-        "rows": rows,
+        "rows": rows, "cores": round(statistics.median(float(r["cpu_s"]) / float(r["seconds"]) for r in runs), 2),  # type: ignore[arg-type]
     }
 
 
@@ -239,13 +239,13 @@ def report(r: dict[str, object]) -> None:
     d, m = r["duckdb"], r["logmine"]
     print(f"\n{r['events']:,} native records, {int(r['bytes']) / 1e6:,.0f} MB; median of {len(r['runs']['duckdb'])} interleaved runs"  # type: ignore[index]
           f" (load average {r['load_before']:.1f} before, {r['load_after']:.1f} after)\n")
-    print("| side | median s (best) | MB/s | rows/s | CPU s | peak RSS MiB |")
-    print("|---|---|---|---|---|---|")
+    print("| side | median s (best) | MB/s | rows/s | CPU s | cores (CPU s / s) | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|")
     rows = [("DuckDB read_json_auto -> COPY parquet (peer)", d), ("logmine ingest (fast path)", m)]
     if "logmine_per_line" in r:
         rows.append(("logmine ingest, per-line reader", r["logmine_per_line"]))
     for name, f in rows:
-        print(f"| {name} | {f['median_s']} ({f['best_s']}) | {f['mb_per_s']} | {f['rows_per_s']:,} | {f['median_cpu_s']} | {f['peak_rss_mib']} |")  # type: ignore[index]
+        print(f"| {name} | {f['median_s']} ({f['best_s']}) | {f['mb_per_s']} | {f['rows_per_s']:,} | {f['median_cpu_s']} | {f['cores']} | {f['peak_rss_mib']} |")  # type: ignore[index]
     print(f"\nratio logmine / DuckDB throughput (target >= 0.5): median **{r['ratio']}**, best-of-runs {r['ratio_best']},"
           f" CPU time {r['ratio_cpu']}; runs: {r['runs']}")
     if "other_readers" in r:

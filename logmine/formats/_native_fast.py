@@ -563,7 +563,7 @@ def _canonical_attrs(ok: np.ndarray, lines: _Lines, cache: _AttrsCache) -> tuple
     column = lines.column()
     named = column.str.contains('"attrs"', literal=True).to_numpy()
     escaped = column.str.contains("\\u", literal=True).to_numpy()
-    out = pl.Series("attrs", [None] * len(ok), dtype=pl.String())
+    out = pl.repeat(None, len(ok), dtype=pl.String(), eager=True).alias("attrs")
     rows = np.flatnonzero(ok & (named | escaped))
     if len(rows) == 0:
         return out, ok
