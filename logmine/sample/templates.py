@@ -2,7 +2,10 @@
 
 Written for logmine (not copied from any assistant): fill-in-the-middle prompts per model
 family with that family's sentinel tokens, edit / rewrite prompts, chat system prompts and
-slash commands (/explain /test /fix /doc /commit). Most templates have near-duplicate
+slash commands (/explain /test /fix /doc /commit), and an answer-engine prompt. Like real
+assistants' prompts, the chat, edit and slash-command templates are long: most share one
+Markdown-formatted system prompt (which ends by restating its own rules), and their own text
+restates instructions of the system prompt and of itself. Most templates have near-duplicate
 variants (``variant_of``): a changed word, an added sentence or another placeholder syntax;
 those are the ground truth of template mining and deduplication.
 

@@ -7,7 +7,8 @@ the workspace. Per template family (the highest-traffic member represents it):
    representative's pattern (else its own template's, with slots mapped by name or position);
 2. the representative's text is redacted (:mod:`logmine.redact`) and compressed
    (:mod:`logmine.stages.compress`); slots whose values hold chat turn boundaries are barriers
-   the layout step may not move text across;
+   the layout step may not move text across; a static head that several templates share is
+   compressed once and factored into ``shared_prefixes[]`` (not the template's own static text);
 3. on a deterministic sample of real instances, the code-context slots are trimmed
    (:mod:`logmine.stages.trim`) and tokens are counted with the target tokenizer for the
    logged prompts and for the lossless, lossy and lossy+trimmed renderings
