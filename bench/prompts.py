@@ -13,7 +13,7 @@ generator alone takes, peak RSS and the number of embeddings computed.
 
 Example:
     python bench/prompts.py --per-template 60
-    python bench/prompts.py --scale 1000000 --json out/bench/prompts-scale.json
+    python bench/prompts.py --scale 1000000 --workers 1 --json out/bench/prompts-scale.json
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def accuracy_table(r: dict[str, Any]) -> str:
 
 
 # -- scale -----------------------------------------------------------------------------------
-def scale_worker(templates: Path, n: int, size: float, seed: int, embeddings: bool, model: str | None) -> dict[str, Any]:
+def scale_worker(templates: Path, n: int, size: float, seed: int, embeddings: bool, model: str | None, workers: int = 0) -> dict[str, Any]:
     from logmine.stages.dedup import DedupConfig, SentenceEmbedder, merge_near_duplicates
     from logmine.stages.templates_prompts import mine_prompts
 
@@ -123,9 +123,9 @@ def scale_worker(templates: Path, n: int, size: float, seed: int, embeddings: bo
     generate_cpu = _cpu() - cpu0
     cpu0 = _cpu()
     started = time.perf_counter()
-    result = mine_prompts(stream())
+    result = mine_prompts(stream(), workers=workers)
     mined = time.perf_counter() - started
-    mined_cpu = _cpu() - cpu0
+    mined_cpu = _cpu() - cpu0 + _children_cpu()
     counts = Counter(a for a in result.assignments if a is not None)
     embedder = SentenceEmbedder(model) if embeddings else None
     cpu0 = _cpu()
@@ -140,8 +140,15 @@ def scale_worker(templates: Path, n: int, size: float, seed: int, embeddings: bo
         "cpu_seconds_excl_generator": round(mined_cpu - generate_cpu + merged_cpu, 1), "generator_cpu_seconds": round(generate_cpu, 1),
         "templates": len(result.templates), "families": dedup.families, "embeddings_computed": dedup.embeddings_computed,
         "compactions": result.state.compactions, "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-        "threads": os.environ.get("LOGMINE_THREADS", "1"),
+        "worker_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024) if workers else 0,
+        "threads": os.environ.get("LOGMINE_THREADS", "1"), "skeleton_workers": workers,
     }
+
+
+def _children_cpu() -> float:
+    """CPU seconds of the skeleton worker process (counted once it has exited)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _cpu() -> float:
@@ -151,15 +158,16 @@ def _cpu() -> float:
 
 def scale_table(r: dict[str, Any]) -> str:
     return "\n".join([
-        f"Scale: {r['prompts']:,} prompts of {r['mean_chars']:,} characters on average, one process "
-        f"(embedding threads: {r['threads']}):", "",
+        f"Scale: {r['prompts']:,} prompts of {r['mean_chars']:,} characters on average "
+        f"({'one process' if not r.get('skeleton_workers') else 'skeletons in a second process'}; embedding threads: {r['threads']}):", "",
         "| step | seconds |", "|---|---:|",
         f"| generating the prompts (the bench's own cost, measured alone) | {r['generator_seconds']} |",
         f"| masking + mining, generator included | {r['mine_seconds_incl_generator']} |",
         f"| merging ({r['templates']} templates -> {r['families']} families, {r['embeddings_computed']} embeddings) | {r['merge_seconds']} |",
         f"| **masking + mining + merging, generator excluded** | **{r['total_seconds_excl_generator']}** |",
-        f"| the same in CPU seconds of the process (all threads) | {r['cpu_seconds_excl_generator']} |",
-        "", f"Peak RSS {r['peak_rss_mb']:,} MB; {r['compactions']} compactions of the miner's signature table.", "",
+        f"| the same in CPU seconds (all threads and processes) | {r['cpu_seconds_excl_generator']} |",
+        "", f"Peak RSS {r['peak_rss_mb']:,} MB" + (f" (skeleton worker: {r['worker_peak_rss_mb']:,} MB)" if r.get("worker_peak_rss_mb") else "")
+        + f"; {r['compactions']} compactions of the miner's signature table.", "",
     ])
 
 
@@ -172,13 +180,14 @@ def main() -> None:
     parser.add_argument("--embedding-model", help="a local sentence-transformers directory")
     parser.add_argument("--scale", type=int, default=0, help="also run N prompts through masking, mining and merging")
     parser.add_argument("--size", type=float, default=2.25, help="code size factor for the scale run (2.25: about 2,000 characters)")
+    parser.add_argument("--workers", type=int, default=0, help="scale run: 1 makes the prompt skeletons in a second process")
     parser.add_argument("--no-accuracy", action="store_true")
     parser.add_argument("--json", type=Path, help="also write every figure here")
     parser.add_argument("--scale-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     embeddings = not args.no_embeddings
     if args.scale_worker:
-        print(json.dumps(scale_worker(args.templates, args.scale, args.size, args.seed, embeddings, args.embedding_model)))
+        print(json.dumps(scale_worker(args.templates, args.scale, args.size, args.seed, embeddings, args.embedding_model, args.workers)))
         return
     if not args.templates.is_file():
         parser.error(f"{args.templates}: no such file (use --templates)")
@@ -189,7 +198,7 @@ def main() -> None:
         print(accuracy_table(report["accuracy"]))
     if args.scale:
         cmd = [sys.executable, __file__, "--scale-worker", "--scale", str(args.scale), "--size", str(args.size), "--seed", str(args.seed),
-               "--templates", str(args.templates)] + (["--no-embeddings"] if not embeddings else []) + (
+               "--templates", str(args.templates), "--workers", str(args.workers)] + (["--no-embeddings"] if not embeddings else []) + (
                ["--embedding-model", args.embedding_model] if args.embedding_model else [])
         proc = subprocess.run(cmd, check=True, capture_output=True, text=True)
         report["scale"] = json.loads(proc.stdout.strip().splitlines()[-1])

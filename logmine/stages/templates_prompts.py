@@ -512,16 +512,31 @@ def mine_prompts(
     config: MineConfig | None = None,
     progress: ProgressFn | None = None,
     find_code: bool = True,
+    workers: int = 0,
 ) -> MineResult:
     """Mine prompt templates from records (dicts or rows with ``prompt`` and optionally
     ``prefix``, ``suffix``, ``file_path``, ``language``, ``attrs``). A record without a prompt
-    gets ``None`` in ``assignments``; the rest as :func:`logmine.stages.templates.mine_templates`."""
+    gets ``None`` in ``assignments``; the rest as :func:`logmine.stages.templates.mine_templates`.
+    ``workers=1`` makes the skeletons in a second process (same result; see templates_parallel)."""
     config = config or PROMPT_CONFIG
     if config.collapse_spaces:
         config = replace(config, collapse_spaces=False)
     miner = TemplateMiner(config, regroup=merge_by_anchors)  # see templates_anchors
     slots = SlotStore() if find_code else None
     present: list[bool] = []
+    if workers > 0 and slots is not None:
+        from logmine.stages.templates_parallel import SkeletonWorker
+
+        worker = SkeletonWorker()
+        try:
+            for n, text in enumerate(worker.skeletons(records, present)):
+                miner.add(text)
+                if progress is not None and n % 10_000 == 0:
+                    progress("templates mine", n, 0)
+            slots.texts = worker.texts()
+        finally:
+            worker.close()
+        return _restore(miner.result(), present, slots)
     for n, record in enumerate(records):
         prompt = record.get("prompt")
         present.append(isinstance(prompt, str))

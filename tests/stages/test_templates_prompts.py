@@ -113,3 +113,9 @@ def test_records_without_a_prompt_get_none() -> None:
     assert result.assignments[0] is None and result.assignments[2] is None
     assert result.templates[result.assignments[1]] == "Explain this code please"
     assert result.first_line == {result.assignments[1]: 1}
+
+
+def test_a_worker_process_gives_the_same_templates(records: list[dict[str, str]]) -> None:
+    serial = mine_prompts([*records, {"prompt": None}])
+    parallel = mine_prompts([*records, {"prompt": None}], workers=1)
+    assert (parallel.assignments, parallel.templates, parallel.counts) == (serial.assignments, serial.templates, serial.counts)
