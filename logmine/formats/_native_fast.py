@@ -140,33 +140,40 @@ def _read_piece(piece: bytes | _LongLine, number: int, lines: _Lines | None, cac
 
 # -- splitting the stream into line-aligned chunks ---------------------------------------------
 def _pieces(fh, size: int) -> Iterator[bytes | _LongLine]:  # noqa: ANN001 - a binary file object
-    """Chunks of whole lines (the last may lack its newline), and over-long lines on their own."""
+    """Chunks of whole lines (the last may lack its newline), and over-long lines on their own.
+
+    Blocks are read into one reused buffer (fresh memory for every block costs page faults) and
+    each chunk is copied out of it once.
+    """
     rest, pending = b"", b""
+    buffer = bytearray(size)
     while True:
-        block = pending or fh.read(size)
-        pending = b""
-        if not block:
+        if pending:
+            data, n, pending = pending, len(pending), b""
+        else:
+            data, n = buffer, fh.readinto(buffer)
+        view = memoryview(data)
+        if not n:
             if rest:
                 yield rest
             return
-        first = block.find(b"\n")
+        first = data.find(b"\n", 0, n)
         if first < 0:
-            rest += block
+            rest += view[:n]
             if len(rest) > MAX_LINE_BYTES:
                 long, pending = _stream_long_line(fh, rest, size)
                 yield long
                 rest = b""
             continue
-        last = block.rfind(b"\n")
-        view = memoryview(block)  # slices of it are not copies; the chunk is built with one copy
+        last = data.rfind(b"\n", 0, n)
         if len(rest) + first > MAX_LINE_BYTES:  # the line that started in an earlier block
             yield _long_line(rest + view[:first])
             chunk = bytes(view[first + 1:last + 1])
         else:
-            chunk = rest + view[:last + 1] if rest else bytes(view[:last + 1]) if last + 1 < len(block) else block
+            chunk = rest + view[:last + 1] if rest else bytes(view[:last + 1])
         if chunk:
             yield chunk
-        rest = block[last + 1:]
+        rest = bytes(view[last + 1:n])
 
 
 def _stream_long_line(fh, start: bytes, size: int) -> tuple[_LongLine, bytes]:  # noqa: ANN001
