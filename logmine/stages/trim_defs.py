@@ -59,6 +59,7 @@ PY_COMPOUND = frozenset({
     "else_clause", "except_clause", "finally_clause", "block",
 })
 SELF_NAMES = frozenset({"self", "cls", "this"})
+_EMPTY: frozenset[str] = frozenset()
 SELF_ASSIGN = re.compile(rb"\b(?:self|this)\.([A-Za-z_$][\w$]*)\s*(?::[^=\n]+)?=(?!=)")
 CALLABLE_KINDS = frozenset({
     "function_definition", "function_declaration", "method_declaration", "method_definition", "function_item",
@@ -119,7 +120,7 @@ def defines_of(node: Node, language: str, members: bool = True) -> tuple[frozens
             attrs.update(m.decode() for m in SELF_ASSIGN.findall(node.text))
     out.discard("")
     attrs.discard("")
-    return frozenset(out), frozenset(attrs)
+    return (frozenset(out) if out else _EMPTY), (frozenset(attrs) if attrs else _EMPTY)
 
 
 def _defines(node: Node, language: str, out: set[str], attrs: set[str], depth: int) -> None:

@@ -116,6 +116,11 @@ Raw = tuple
 _NONE: frozenset[str] = frozenset()
 
 
+def _frozen(names: list[str]) -> frozenset[str]:
+    """``frozenset(names)``, sharing one empty set (fewer objects for the garbage collector to track)."""
+    return frozenset(names) if names else _NONE
+
+
 @dataclass(slots=True)
 class Level:
     """Units at one block level of a parsed segment; the last one may open into the next level."""
@@ -277,13 +282,13 @@ class UnitParser:
         info = self.infos.get(ikey) if ikey is not None else None
         if info is None:
             kind = trim_defs.classify(node)
-            names, attrs = trim_defs.defines_of(node, language) if kind != "comment" else (frozenset(), frozenset())
+            names, attrs = trim_defs.defines_of(node, language) if kind != "comment" else (_NONE, _NONE)
             if kind == "statement" and (names or attrs):
                 kind = "definition"
             if lazy:
                 return (start - offset, end - offset, kind, node_type, names, LAZY, attrs, _NONE)
             decoded = chunk.decode("utf-8", "replace")
-            idents = frozenset(IDENT.findall(code_only(decoded, language))) if kind not in ("comment", "import") else frozenset()
+            idents = _frozen(IDENT.findall(code_only(decoded, language))) if kind not in ("comment", "import") else _NONE
             info = (kind, names, self.count(decoded), attrs, idents)
             if len(self.infos) > 200_000 or not self.max_segments:  # no memory at all when not caching
                 self.infos.clear()
@@ -307,7 +312,7 @@ def finish(u: Unit, body: bytes, language: str, count: Callable[[str], int], inf
     got = infos.get(key) if infos is not None else None
     if got is None:
         decoded = chunk.decode("utf-8", "replace")
-        idents = frozenset(IDENT.findall(code_only(decoded, language))) if u.kind not in ("comment", "import") else frozenset()
+        idents = _frozen(IDENT.findall(code_only(decoded, language))) if u.kind not in ("comment", "import") else _NONE
         got = (count(decoded), idents)
         if infos is not None:
             infos[key] = got
@@ -446,10 +451,10 @@ def _fragment(data: bytes, start: int, end: int, language: str, parser: UnitPars
     info = parser.infos.get(key)
     if info is None:
         text = chunk.decode("utf-8", "replace")
-        info = (parser.count(text), frozenset(IDENT.findall(code_only(text, language))))
+        info = (parser.count(text), _frozen(IDENT.findall(code_only(text, language))))
         if parser.max_segments:
             parser.infos[key] = info
-    return Unit(start, end, "fragment", "fragment", frozenset(), info[0], frozenset(), info[1])
+    return Unit(start, end, "fragment", "fragment", _NONE, info[0], _NONE, info[1])
 
 
 def _place(u: Raw, by: int, local: bool = False) -> Unit:
@@ -490,7 +495,7 @@ def place_cursor(ol: Outline, data: bytes, cursor_line: int, count: Callable[[st
         path = path + [continued]
     else:
         kind = "definition" if _DECLARATION.match(line.lstrip()) else "statement"
-        units.append(Unit(cursor_line, end, kind, "cursor", frozenset(), line_tokens))
+        units.append(Unit(cursor_line, end, kind, "cursor", _NONE, line_tokens))
         path = path + [len(units) - 1]
     return units, path
 
