@@ -35,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from logmine.code import GRAMMARS, get_parser  # noqa: E402
 from logmine.stages.trim import TrimConfig, Trimmer  # noqa: E402
 from logmine.stages.trim_eval import evaluate, nearest_lines  # noqa: E402
 
@@ -144,10 +145,13 @@ def _init(barrier, cfg: TrimConfig, mode: str) -> None:  # noqa: ANN001
 
 def _trim_stream(t: Trimmer, files: list, opts: dict, timing_only: bool) -> tuple[list, float, float, int]:
     """Evaluate (or only trim, for timing) every request of ``files`` with ``t``:
-    ``(rows, wall seconds, CPU seconds, requests)``, timing the trimming alone."""
+    ``(rows, wall seconds, CPU seconds, requests)``, timing the trimming alone (the grammars are
+    loaded before, as a serving process loads them once at startup)."""
     rows, n = [], 0
     streams = [(p, lang, requests_of(p, text, opts["sites"], opts["requests"], opts["prefix_lines"],
                                      opts["completion_lines"], opts["seed"])) for p, lang, text in files]
+    for lang in {lang for _, lang, _ in files if lang in GRAMMARS}:
+        get_parser(lang)
     t0, c0 = time.perf_counter(), time.process_time()
     for path, lang, reqs in streams:
         for prefix, completion in reqs:
