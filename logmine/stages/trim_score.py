@@ -126,15 +126,19 @@ def build_plan(units: list[Unit], path: list[int], near: tuple[set[str], set[str
     pathset = set(path)
     later = last_uses(units, pathset)
     plan = Plan(opener=opener, units=units)
+    near_bare, near_attrs = near
+    whole_bare, whole_attrs = whole
     for i, u in enumerate(units):
-        if i in pathset or not (u.defines or u.members):
+        defines, members = u.defines, u.members
+        if not (defines or members) or i in pathset:
             continue
         kind = KIND_WEIGHT.get(u.kind, 0.0)
         imp, rec = kind, 0.0
-        if references(u, *near):
+        # references(u, *near), then references(u, *whole), inlined
+        if not defines.isdisjoint(near_bare) or (members and not members.isdisjoint(near_attrs)):
             imp, rec = kind + config.near_weight, 1.0
             plan.near.add(i)
-        elif references(u, *whole):
+        elif not defines.isdisjoint(whole_bare) or (members and not members.isdisjoint(whole_attrs)):
             imp, rec = kind + config.unit_weight, 1.0
         elif later[i] >= 0:
             rec = config.use_decay ** later[i]
