@@ -124,7 +124,7 @@ class Trimmer:
     """
 
     def __init__(self, config: TrimConfig | None = None, count: Callable[[str], int] | None = None,
-                 max_outlines: int = 256, cache: bool = True) -> None:
+                 max_outlines: int = 64, cache: bool = True) -> None:
         self.config = config or TrimConfig()
         self.count = count or count_tokens
         self.parser = UnitParser(max_segments=4096 if cache else 0, count=self.count)

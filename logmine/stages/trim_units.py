@@ -178,9 +178,10 @@ class UnitParser:
                 best = parsed
             if not root.has_error:
                 break
-        self.segments[ckey] = best
-        while len(self.segments) > self.max_segments:
-            self.segments.popitem(last=False)
+        if key is None or slot != -1:  # a stream's last segment changes at every new line: rarely seen again
+            self.segments[ckey] = best
+            while len(self.segments) > self.max_segments:
+                self.segments.popitem(last=False)
         return best
 
     def _tree(self, text: bytes, language: str, fkey: tuple | None) -> object:
