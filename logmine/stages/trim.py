@@ -163,11 +163,11 @@ class Trimmer:
         if not supported(language):
             units = _line_units(data, self.count)
             return units, [len(units) - 1] if units else [], {}
-        body = data[:cursor_line]
         last = self.last_body.get(file_path) if file_path is not None and self.cache else None
-        if last is not None and last[0] == body and last[1] == language:  # same lines as the file's last request
-            hit = last[2]
+        if last is not None and len(last[0]) == cursor_line and last[1] == language and data.startswith(last[0]):
+            hit = last[2]  # same lines as the file's last request
         else:
+            body = data[:cursor_line]
             hit = self._outline(body, language, file_path)
             if file_path is not None and self.cache:
                 self.last_body[file_path] = (body, language, hit)
@@ -269,7 +269,7 @@ class Trimmer:
                 memo: dict | None = None) -> TrimResult:
         """Keep the path, then ``(score, unit)`` pairs in ``order`` (best first) while they fit."""
         kept = set(path)
-        used = sum(units[i].tokens for i in path)
+        used = path_tokens = sum(units[i].tokens for i in path)
         cut_start = None
         if used > budget:  # the cursor's unit alone is over budget: keep its last lines
             cursor = max(path)
@@ -284,14 +284,15 @@ class Trimmer:
                 if used + t <= budget:
                     kept.add(i)
                     used += t
-        text = _emit(data, units, sorted(kept), cut_start)
+        ordered = sorted(kept)
+        text = _emit(data, units, ordered, cut_start)
         tkey = ("total", len(units), tuple(sorted(path)))
         other = memo.get(tkey) if memo is not None else None
         if other is None:
             other = sum(u.tokens for i, u in enumerate(units) if i not in path)
             if memo is not None:
                 memo[tkey] = other
-        return TrimResult(text, units, sorted(kept), path, used, other + sum(units[i].tokens for i in path))
+        return TrimResult(text, units, ordered, path, used, other + path_tokens)
 
     def _lines(self, data: bytes, units: list[Unit], budget: int, from_end: bool) -> TrimResult:
         """The fallback without a grammar: whole lines nearest the cursor (the end, or the start) within budget."""
