@@ -152,6 +152,7 @@ class PartitionWriter:
     def __init__(self, paths: dict[str, Path], key: str, name: str, fmt: str, user_key: bytes) -> None:
         self.paths, self.key, self.name, self.fmt, self.user_key = paths, key, name, fmt, user_key
         self.writers: dict[str, tuple[pq.ParquetWriter, Path]] = {}
+        self.buffered: dict[str, list[pa.Table]] = {}
         self.report = FileReport(name, fmt, "ingested")
         self.users: dict[str, str] = {}
 
@@ -211,17 +212,29 @@ class PartitionWriter:
         return pl.concat_str(pl.lit(self.key + ":"), pl.col("source_line").cast(pl.String), pl.lit(":"), index)
 
     def _write(self, table: str, arrow: pa.Table) -> None:
+        """Buffer ``arrow``; write the table's buffered rows as one row group once there are enough."""
         if table not in self.writers:
             path = self.paths[table]
             self.writers[table] = (pq.ParquetWriter(path, arrow.schema, **_writer_options(arrow.schema.names)), path)
+            self.buffered[table] = []
         writer, _ = self.writers[table]
-        writer.write_table(arrow.cast(writer.schema) if arrow.schema != writer.schema else arrow)
+        buffered = self.buffered[table]
+        buffered.append(arrow.cast(writer.schema) if arrow.schema != writer.schema else arrow)
+        if sum(t.num_rows for t in buffered) >= ROW_GROUP_ROWS or sum(t.nbytes for t in buffered) >= ROW_GROUP_BYTES:
+            self._flush(table)
+
+    def _flush(self, table: str) -> None:
+        buffered = self.buffered[table]
+        if buffered:
+            self.writers[table][0].write_table(pa.concat_tables(buffered))
+            buffered.clear()
 
     def abort(self) -> None:
         for writer, path in self.writers.values():
             writer.close()
             path.unlink(missing_ok=True)
         self.writers.clear()
+        self.buffered.clear()
 
     def finish(self) -> tuple[FileReport, dict[str, Path]]:
         """Close the files; the report and the file of each table that got rows (the others have none)."""
@@ -231,12 +244,19 @@ class PartitionWriter:
             raise AssertionError(f"{self.name}: reader {self.fmt} broke the line accounting: {r}")
         written = {}
         for table, (writer, path) in self.writers.items():
+            self._flush(table)
             writer.close()
             written[table] = path
         self.writers.clear()
+        self.buffered.clear()
         return r, written
 
 
+ROW_GROUP_ROWS = 131_072
+"""Rows buffered per table before they are written as one row group: fewer, larger row groups took
+12-16 % less CPU to write (and 7 % fewer bytes) on the bench data than one per 8 MiB chunk."""
+ROW_GROUP_BYTES = 64 << 20
+"""...or this many bytes of Arrow data, whichever comes first (bounds the memory wide rows take)."""
 STREAM_ZSTD_LEVEL = 1
 """zstd level of the ingested tables: on the bench data, writing at 1 took 5 % less CPU than at 3 for 2 % more bytes."""
 _DICTIONARY_COLUMNS = frozenset({"session_id", "user_id", "ide", "action", "file_path", "language", "kind", "model",
