@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from logmine.code import GRAMMARS, error_count, get_parser
 from logmine.stages import trim_defs
@@ -458,13 +458,28 @@ def _fragment(data: bytes, start: int, end: int, language: str, parser: UnitPars
     return Unit(start, end, "fragment", "fragment", _NONE, info[0], _NONE, info[1])
 
 
+_SET = tuple(Unit.__dict__[f.name].__set__ for f in fields(Unit))
+_new = object.__new__
+
+
 def _place(u: Raw, by: int, local: bool = False) -> Unit:
     """The :class:`Unit` of a segment's unit that starts ``by`` bytes into the context
-    (``local``: a closed function body's statement, whose bindings are out of scope)."""
+    (``local``: a closed function body's statement, whose bindings are out of scope).
+
+    Built by setting its slots directly: the frozen dataclass's ``__init__`` (an ``object.__setattr__``
+    per field) takes half again as long, and a context's units are built anew at every new line."""
     start, end, kind, node_type, defines, tokens, members, idents = u
-    if local:
-        return Unit(start + by, end + by, kind, node_type, _NONE, tokens, _NONE, idents)
-    return Unit(start + by, end + by, kind, node_type, defines, tokens, members, idents)
+    s_start, s_end, s_kind, s_type, s_defines, s_tokens, s_members, s_idents = _SET
+    out = _new(Unit)
+    s_start(out, start + by)
+    s_end(out, end + by)
+    s_kind(out, kind)
+    s_type(out, node_type)
+    s_defines(out, _NONE if local else defines)
+    s_tokens(out, tokens)
+    s_members(out, _NONE if local else members)
+    s_idents(out, idents)
+    return out
 
 
 def place_cursor(ol: Outline, data: bytes, cursor_line: int, count: Callable[[str], int] = count_tokens,

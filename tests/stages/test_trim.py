@@ -455,3 +455,15 @@ def test_flat_bracket_pairs_lex_like_single_brackets(language: str, cut: int, ed
     assert (got.lines, got.inds, got.cuts, got.stack, got.closer, got.open_at) == (
         want.lines, want.inds, want.cuts, want.stack, want.closer, want.open_at)
     assert got.inds == [trim_scan.INDENT.match(body, start).end() for start in got.lines]  # newline tokens carry it
+
+
+def test_placed_units_equal_constructed_ones() -> None:
+    from logmine.stages.trim_units import Unit, _place
+
+    raw = (3, 9, "definition", "function_definition", frozenset({"f"}), 4, frozenset({"f", "x"}), frozenset({"y"}))
+    assert _place(raw, 10) == Unit(13, 19, "definition", "function_definition", frozenset({"f"}), 4, frozenset({"f", "x"}),
+                                   frozenset({"y"}))
+    assert _place(raw, 0, local=True) == Unit(3, 9, "definition", "function_definition", frozenset(), 4, frozenset(),
+                                              frozenset({"y"}))
+    with pytest.raises(AttributeError):
+        _place(raw, 0).start = 1  # still frozen
