@@ -294,14 +294,15 @@ def _segments(data: bytes, lx: Lexed, cuts: list, closers: bytes, syn: Syntax) -
 
 def _safe_start(data: bytes, lx: Lexed, start: int, end: int, syn: Syntax) -> int:
     """The first line of the opening segment where a statement surely starts."""
-    lo, hi = bisect.bisect_left(lx.lines, start), bisect.bisect_left(lx.lines, end)
-    rows = list(zip(lx.lines[lo:hi], lx.inds[lo:hi]))
+    lines, inds = lx.lines, lx.inds
+    lo, hi = bisect.bisect_left(lines, start), bisect.bisect_left(lines, end)
     base = None
     if syn.indented:
-        base = min((ind - ls for ls, ind in rows if ind < end and data[ind] not in b"\n#"), default=0)
+        base = min((inds[j] - lines[j] for j in range(lo, hi) if inds[j] < end and data[inds[j]] not in b"\n#"), default=0)
     prev_ok = False
     meta = lx.meta
-    for ls, ind in rows:
+    for j in range(lo, hi):  # mostly a few lines: no list of rows
+        ls, ind = lines[j], inds[j]
         if ind >= end or data[ind] == 10:
             prev_ok = True
             continue
