@@ -524,7 +524,8 @@ ATTRS_CACHE_SIZE = 50_000
 _ATTRS_VALUE = rf"^{_WS}:{_WS}\{{[^{{}}]*\}}"
 """After the key: a colon and an object without braces inside (a ``}`` in a string cuts it short: invalid)."""
 _UNREADABLE = "\x00"
-"""The canonical text of a cut-out text that is no JSON object (its lines are parsed whole)."""
+"""The canonical text of a cut-out text that is no JSON object (its lines are parsed whole); an
+empty object's is "" (a frame's null would read as not known)."""
 
 
 class _AttrsCache:
@@ -539,21 +540,23 @@ class _AttrsCache:
 
     def canonical(self, texts: pl.Series) -> pl.Series:
         frame = self.frame
-        new = texts.filter(~texts.is_in(frame["text"])).unique()
+        found = texts.to_frame("text").join(frame, on="text", how="left", validate="m:1", maintain_order="left")["canonical"]
+        new = texts.filter(found.is_null()).unique()
         if new.len():
             values = pl.Series([_canonical_text(t) for t in new.to_list()], dtype=pl.String())
             added = pl.DataFrame({"text": new, "canonical": values})
             self.frame = frame = added if frame.height + added.height > ATTRS_CACHE_SIZE else pl.concat([frame, added])
-        return texts.replace_strict(frame["text"], frame["canonical"], return_dtype=pl.String())
+            found = texts.to_frame("text").join(frame, on="text", how="left", validate="m:1", maintain_order="left")["canonical"]
+        return found
 
 
-def _canonical_text(text: str) -> str | None:
-    """The sorted-key JSON of the object in ``text`` (``: {...}``), None when empty, _UNREADABLE when invalid."""
+def _canonical_text(text: str) -> str:
+    """The sorted-key JSON of the object in ``text`` (``: {...}``), "" when empty, _UNREADABLE when invalid."""
     try:
         value = orjson.loads(text[text.index("{"):])
     except orjson.JSONDecodeError:
         return _UNREADABLE
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if value else None
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if value else ""
 
 
 def _canonical_attrs(ok: np.ndarray, lines: _Lines, cache: _AttrsCache) -> tuple[pl.Series, np.ndarray]:
@@ -578,9 +581,10 @@ def _canonical_attrs(ok: np.ndarray, lines: _Lines, cache: _AttrsCache) -> tuple
     done = texts.is_not_null().to_numpy()
     if done.any():
         values = cache.canonical(texts.filter(pl.Series(done)))
-        readable = (values != _UNREADABLE).fill_null(True).to_numpy()  # a "}" inside a string cut it short
+        readable = (values != _UNREADABLE).to_numpy()  # a "}" inside a string cut it short
         done[np.flatnonzero(done)[~readable]] = False
-        out = out.scatter(rows[done], values.filter(pl.Series(readable)))
+        values = values.filter(pl.Series(readable))
+        out = out.scatter(rows[done], pl.select(pl.when(values != "").then(values)).to_series())  # "": an empty object
     ok = ok.copy()
     rest = rows[~done]
     slow: dict[int, str | None] = {}
@@ -605,15 +609,14 @@ def _attrs_texts(raw: pl.Series, escaped: np.ndarray) -> pl.Series:
     only ``"attrs"``, which follows no backslash (so it opens a string, at the top level) and is
     followed by a colon and an object without braces inside.
     """
-    line = pl.col("raw")
+    line, before, after = pl.col("raw"), pl.col("before"), pl.col("after")
     pos = line.str.find('"attrs"', literal=True)
-    plain = (
-        ~pl.col("escaped") & (line.str.len_bytes() == line.str.len_chars()) & line.str.starts_with("{")
-        & (line.str.count_matches('"attrs"', literal=True) == 1)
+    parts = pl.DataFrame({"raw": raw, "escaped": escaped}).select(
+        plain=~pl.col("escaped") & (line.str.len_bytes() == line.str.len_chars()) & line.str.starts_with("{"),
+        before=line.str.slice(1, pos - 1), after=line.str.slice(pos + 7),
     )
-    top = ~line.str.slice(1, pos - 1).str.contains("{", literal=True) & (line.str.slice(pos - 1, 1) != "\\")
-    value = line.str.slice(pos + 7).str.extract_all(_ATTRS_VALUE).list.first()
-    return pl.DataFrame({"raw": raw, "escaped": escaped}).select(pl.when(plain & top).then(value)).to_series()
+    top = ~before.str.contains("{", literal=True) & ~before.str.ends_with("\\") & ~after.str.contains('"attrs"', literal=True)
+    return parts.select(pl.when(pl.col("plain") & top).then(after.str.extract_all(_ATTRS_VALUE).list.first())).to_series()
 
 
 def _language() -> pl.Expr:

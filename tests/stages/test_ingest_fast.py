@@ -209,15 +209,17 @@ _ATTRS_TRAPS = {
 }
 
 
+@pytest.mark.parametrize("chunk_bytes", [64, 1 << 20], ids=["a chunk a line", "one chunk"])
 @pytest.mark.parametrize("attrs_line", list(_ATTRS_TRAPS.values()), ids=list(_ATTRS_TRAPS))
-def test_attrs_cut_out_of_the_line_equal_per_line(tmp_path: Path, attrs_line: str) -> None:
+def test_attrs_cut_out_of_the_line_equal_per_line(tmp_path: Path, attrs_line: str, chunk_bytes: int) -> None:
     """The fast path cuts a flat top-level ``attrs`` object out of the line (and caches its canonical
-    text); any line where that is not surely the top-level value is parsed whole, like per line."""
+    text across chunks); any line where that is not surely the top-level value is parsed whole, like
+    per line."""
     head = '{"type":"event","ts":"2025-01-01T00:00:00Z","action":"a",'
     line = head + attrs_line.lstrip()[1:] if attrs_line.lstrip().startswith("{") else attrs_line
     path = tmp_path / "attrs.jsonl"
     path.write_text("\n".join([line, line.replace('"a",', '"b",', 1)] * 3) + "\n", encoding="utf-8")
-    ev, _, rejects, read, accepted = _compare(path, 1 << 20)
+    ev, _, rejects, read, accepted = _compare(path, chunk_bytes)
     assert read == 6
     assert accepted + len(rejects) == 6
     expected = orjson.loads(line).get("attrs")
