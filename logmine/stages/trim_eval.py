@@ -12,8 +12,9 @@ same budget; it is scored on the same units (a unit counts as kept when the line
 Beside this strict figure, :class:`Evaluation` carries a *literal* one, closer to the words "the
 units the completion references (identifiers used in it and defined in the context)": the units
 on the cursor's path (the enclosing unit and the class headers around it) also count, on both
-sides, when the completion uses a name they define. Trimming always keeps them, so the literal
-figure is the higher one; it is reported, not tuned for.
+sides, when the completion uses a name they define. Trimming keeps them (the headers are dropped
+only when the cursor's unit alone is over budget), so the literal figure is mostly the higher one;
+it is reported, not tuned for.
 """
 
 from __future__ import annotations

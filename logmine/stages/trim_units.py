@@ -11,9 +11,10 @@ code indented below top level gets a synthetic wrapper (``class _:``, ``class _ 
 is left out of the parse (it changes at every keystroke) and joined to the unit it
 continues, found from its indentation or bracket depth.
 
-Parsed segments are cached by content, and each segment of a file keeps its tree so that
-the next request re-parses incrementally (``tree.edit``); the caches give the same units as
-a cold parse (a property test checks it). Scanning lives in :mod:`logmine.stages.trim_scan`,
+Parsed segments are cached by content (all but a stream's last one, which changes at every new
+line), and each segment of a file keeps its tree so that the next request re-parses
+incrementally (``tree.edit``); the caches give the same units as a cold parse (a property test
+checks it). Scanning lives in :mod:`logmine.stages.trim_scan`,
 what a unit defines in :mod:`logmine.stages.trim_defs`.
 """
 
