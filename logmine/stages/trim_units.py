@@ -190,12 +190,15 @@ class UnitParser:
         old = self.files.pop((language, fkey), None) if fkey is not None and self.incremental else None
         if old is not None and old[1].root_node.has_error:
             old = None  # an edited erroneous tree mostly parses with errors again, and those are redone cold
+        changes = edits(old[0], text) if old is not None else []
+        if old is not None and sum(e[1] - e[0] for e in changes) > 3 * len(old[0]) // 4:
+            old = None  # the window jumped: nothing to reuse, and an edited tree parses slower than none
         if old is None:
             tree = parser.parse(text)
             self.stats["cold"] += 1
         else:
             tree = old[1].copy()
-            for edit in edits(old[0], text):
+            for edit in changes:
                 tree.edit(*edit)
             tree = parser.parse(text, tree)
             self.stats["incremental"] += 1
