@@ -510,12 +510,12 @@ def place_cursor(ol: Outline, data: bytes, cursor_line: int, count: Callable[[st
     line_tokens = count(line.decode("utf-8", "replace"))
     if continued is not None:
         u = units[continued]
-        units[continued] = Unit(u.start, end, u.kind, u.node_type, u.defines, body_tokens + line_tokens, u.members,
-                                u.idents)
+        units[continued] = _place((u.start, end, u.kind, u.node_type, u.defines, body_tokens + line_tokens, u.members,
+                                   u.idents), 0)
         path = path + [continued]
     else:
         kind = "definition" if _DECLARATION.match(line.lstrip()) else "statement"
-        units.append(Unit(cursor_line, end, kind, "cursor", _NONE, line_tokens))
+        units.append(_place((cursor_line, end, kind, "cursor", _NONE, line_tokens, _NONE, _NONE), 0))
         path = path + [len(units) - 1]
     return units, path
 
