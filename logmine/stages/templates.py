@@ -159,6 +159,7 @@ class TemplateMiner:
         self._cache: dict[str, int] = {}
         self._templates: dict[tuple[int, str], list[int]] = {}
         self._regex: dict[int, re.Pattern[str]] = {}
+        self._hosts: Hosts | None = None
         self._held_tokens = 0
         self.lines = 0
 
@@ -201,6 +202,8 @@ class TemplateMiner:
         tokens, seps = (words, ()) if self.config.collapse_spaces else split_tokens(masked, False)
         tokens = tuple(sys.intern(t) for t in tokens)
         u = self._match(tokens, key)
+        if u is None and self._hosts is not None:
+            u = self._hosts.find(masked)
         if u is None:
             u = self.state.add_unit(tokens, tuple(sys.intern(s) for s in seps), self.lines)
             self._held_tokens += len(tokens)
@@ -226,6 +229,7 @@ class TemplateMiner:
         state = self.state
         groups = self._groups()
         templates: dict[tuple[int, str], list[int]] = {}
+        hosts = Hosts() if self.regroup is not None else None
         for g in groups:
             parts = g.parts if g.parts else [g]
             root = None
@@ -243,7 +247,14 @@ class TemplateMiner:
                     state.weights[t] = 0
                 if WILDCARD in part.pattern:
                     templates.setdefault((len(part.pattern), part.pattern[0] if part.pattern else ""), []).append(t)
+            if g.text is not None and root is not None and hosts is not None and hosts.rules.is_pattern(g.text):
+                # a merged template stands for all its parts: its unit holds the merged text, not its first part's
+                tokens, seps = split_tokens(g.text, self.config.collapse_spaces)
+                state.tokens[root], state.seps[root] = tuple(sys.intern(x) for x in tokens), tuple(sys.intern(x) for x in seps)
+            if hosts is not None and root is not None:
+                hosts.add(group_text(g, state), state.weights[root], root)
         self._templates = templates
+        self._hosts = hosts
         self._regex = {}
         self._index = {}
         self._cache = {}
@@ -254,6 +265,37 @@ class TemplateMiner:
     # -- result ----------------------------------------------------------------------------
     def result(self) -> MineResult:
         return finalize(self.state, self.config, self.masker.wildcards, self.regroup)
+
+
+class Hosts:
+    """The frequent consolidated templates of a regrouping miner (prompts), by the start of their
+    static text: a later line their pattern matches joins them (see
+    :func:`logmine.stages.templates_anchors.absorb_rare`, the same rule at consolidation)."""
+
+    KEY = 16
+
+    def __init__(self) -> None:
+        from logmine.stages import templates_anchors
+
+        self.rules = templates_anchors
+        self.by_start: dict[str, list[tuple[int, list[str], int]]] = {}
+        self.scan: list[tuple[int, list[str], int]] = []
+
+    def add(self, text: str, weight: int, unit: int) -> None:
+        pieces = self.rules.host_pieces(text, weight)
+        if pieces is None:
+            return
+        entry = (-sum(map(len, pieces)), pieces, unit)
+        where = self.by_start.setdefault(pieces[0][: self.KEY], []) if len(pieces[0]) >= self.KEY else self.scan
+        where.append(entry)
+        where.sort(key=lambda e: (e[0], e[2]))
+
+    def find(self, line: str) -> int | None:
+        flat = self.rules._flat(line)
+        for _, pieces, unit in (*self.by_start.get(flat[: self.KEY], ()), *self.scan):
+            if self.rules._matches(pieces, flat):
+                return unit
+        return None
 
 
 def template_regex(template: str, wildcards: Iterable[str] = (WILDCARD,)) -> re.Pattern[str]:

@@ -97,6 +97,17 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
     return out
 
 
+def is_pattern(text: str) -> bool:
+    """Whether a template text has a variable and ``MIN_SIGNATURE_CHARS`` of static text."""
+    return _VARIABLE.search(text) is not None and len(_WS.sub("", _VARIABLE.sub("", text))) >= MIN_SIGNATURE_CHARS
+
+
+def host_pieces(text: str, weight: int) -> list[str] | None:
+    """The static pieces of a template that may take in other prompts (see :func:`absorb_rare`):
+    ``MIN_ANCHOR_PROMPTS`` prompts or more and :func:`is_pattern`."""
+    return _literal_pieces(text) if weight >= MIN_ANCHOR_PROMPTS and is_pattern(text) else None
+
+
 _WS = re.compile(r"\s+")
 _VARIABLE = re.compile(r"<\*>|\{[a-z_]+\d*\}")
 """A template's variables: wildcards and named slots (a slot token ``{code:id}`` is static text)."""

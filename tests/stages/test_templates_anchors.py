@@ -70,3 +70,19 @@ def test_a_merged_region_keeps_the_tags_its_texts_share() -> None:
     anchor = "Rewrite the document below in plain English:"
     texts = [f"{anchor}\n<DOC>{{code}} and more</DOC>\n", f"{anchor}\n<DOC>only words</DOC>\n"]
     assert _anchored_text((anchor, GAP), texts) == f"{anchor}\n<DOC><*></DOC>\n"
+
+
+def test_after_a_compaction_prompts_join_the_merged_template() -> None:
+    from dataclasses import replace
+
+    from logmine.stages.templates_prompts import PROMPT_CONFIG
+
+    words = ["fix", "the", "loop", "rename", "this", "function", "and", "keep", "it", "fast", "add", "type", "hints", "now"]
+    requests = [" ".join(words[(3 * n) % 7 : (3 * n) % 7 + 2 + n % 5]) for n in range(80)]
+    records = [{"prompt": f'<|start_header_id|>user<|end_header_id|>\nRewrite the code to satisfy this request: "{r}"<|eot_id|>'
+                          "<|start_header_id|>assistant<|end_header_id|>\nSure! Here is the code you asked for:"} for r in requests]
+    result = mine_prompts(records, replace(PROMPT_CONFIG, max_units=10))
+    assert result.state.compactions >= 3
+    assert len(set(result.assignments)) == 1
+    template = result.templates[result.assignments[0]]
+    assert all(prompt_template_regex(template).match(r["prompt"]) for r in records), template
