@@ -110,8 +110,12 @@ def scale_worker(templates: Path, n: int, size: float, seed: int, embeddings: bo
 
     rows = load_templates(templates)
 
-    def stream() -> Any:
+    truth: list[str] = []
+
+    def stream(keep_truth: bool = False) -> Any:
         for r in records(rows, 0, seed, size, total=n):
+            if keep_truth:
+                truth.append(r.truth)
             yield {"prompt": r.prompt, "prefix": r.prefix, "suffix": r.suffix, "file_path": r.file_path, "language": r.language}
 
     cpu0 = _cpu()
@@ -123,7 +127,7 @@ def scale_worker(templates: Path, n: int, size: float, seed: int, embeddings: bo
     generate_cpu = _cpu() - cpu0
     cpu0 = _cpu()
     started = time.perf_counter()
-    result = mine_prompts(stream(), workers=workers)
+    result = mine_prompts(stream(keep_truth=True), workers=workers)
     mined = time.perf_counter() - started
     mined_cpu = _cpu() - cpu0 + _children_cpu()
     counts = Counter(a for a in result.assignments if a is not None)
@@ -133,7 +137,10 @@ def scale_worker(templates: Path, n: int, size: float, seed: int, embeddings: bo
     dedup = merge_near_duplicates(result.templates, embedder, DedupConfig(), counts)
     merged = time.perf_counter() - started
     merged_cpu = _cpu() - cpu0
+    tpl = score(truth, result.assignments)
+    fam = score(truth, [dedup.family_of[a] for a in result.assignments])
     return {
+        "truth_templates": len(set(truth)), "templates_ga": round(tpl.ga, 4), "families_ga": round(fam.ga, 4),
         "prompts": n, "mean_chars": round(chars / max(n, 1)), "generator_seconds": round(generate, 1),
         "mine_seconds_incl_generator": round(mined, 1), "merge_seconds": round(merged, 1),
         "total_seconds_excl_generator": round(mined - generate + merged, 1),
@@ -168,6 +175,8 @@ def scale_table(r: dict[str, Any]) -> str:
         f"| the same in CPU seconds (all threads and processes) | {r['cpu_seconds_excl_generator']} |",
         "", f"Peak RSS {r['peak_rss_mb']:,} MB" + (f" (skeleton worker: {r['worker_peak_rss_mb']:,} MB)" if r.get("worker_peak_rss_mb") else "")
         + f"; {r['compactions']} compactions of the miner's signature table.", "",
+        f"Accuracy at this scale: {r['truth_templates']} true templates; GA {r['templates_ga']:.3f} of the mined templates, "
+        f"{r['families_ga']:.3f} after merging.", "",
     ])
 
 
