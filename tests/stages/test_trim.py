@@ -467,3 +467,11 @@ def test_placed_units_equal_constructed_ones() -> None:
                                               frozenset({"y"}))
     with pytest.raises(AttributeError):
         _place(raw, 0).start = 1  # still frozen
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(st.sampled_from("ab _\n/*#\"'`\\"), max_size=200), language=st.sampled_from(["python", "rust", "go", None]))
+def test_code_only_blanks_what_the_pattern_finds(text: str, language: str | None) -> None:
+    from logmine.stages.trim_units import _C_STRIP, STRIP, code_only
+
+    assert code_only(text, language) == STRIP.get(language or "", _C_STRIP).sub(" ", text)
