@@ -256,3 +256,14 @@ def _parses(ts: str) -> bool:
     except _base.RecordError:
         return False
     return True
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.one_of(st.none(), _texts, st.text(max_size=30), st.sampled_from(["-1e5x", "tru", "{}", "[", "12345678901234"])),
+                       max_size=40), offset=st.integers(0, 3))
+def test_suspect_rows_match_the_regex(values: list[str | None], offset: int) -> None:
+    """The first-byte prefilter on the Arrow string views (short texts inline, long ones by prefix,
+    sliced series included) finds exactly the rows the regex finds."""
+    series = pl.Series(values, dtype=pl.String()).slice(offset)
+    expected = series.str.contains(_native_fast._SUSPECT).fill_null(False).arg_true().to_list()
+    assert _native_fast._suspect_rows(series).tolist() == expected
