@@ -386,7 +386,8 @@ def _suspect_rows(values: pl.Series) -> np.ndarray:
     arrow = values.to_arrow(compat_level=pl.CompatLevel.newest())
     if not pa.types.is_string_view(arrow.type):  # pragma: no cover - Polars hands out views
         return values.str.contains(_SUSPECT).fill_null(False).arg_true().to_numpy()
-    views = np.frombuffer(arrow.buffers()[1], np.uint8).reshape(-1, 16)[arrow.offset:arrow.offset + len(arrow)]
+    end = arrow.offset + len(arrow)  # (the buffer may be longer than its views)
+    views = np.frombuffer(arrow.buffers()[1], np.uint8, count=end * 16).reshape(end, 16)[arrow.offset:]
     candidates = np.flatnonzero(_SUSPECT_FIRST[views[:, 4]])  # byte 4 of a view: the first byte (nulls: any)
     if len(candidates) == 0:
         return candidates
