@@ -39,7 +39,7 @@ DEFAULT_RULES: tuple[RedactionRule, ...] = (
     RedactionRule(kind="stripe_key", pattern=r"\b[sr]k_(?:live|test)_[0-9a-zA-Z]{20,}\b"),
     RedactionRule(
         kind="generic_secret",
-        pattern=r"(?i)\b(?:api[_-]?key|secret|token|password|passwd|pwd)\b\s*[:=]\s*['\"]?([^\s'\"<>]{8,})",
+        pattern=r"(?i)\b(?:api[_-]?key|secret|token|password|passwd|pwd)\b\s*(?:=|:(?!:))\s*['\"]?([^\s'\"<>:=][^\s'\"<>]{7,})",
         group=1,
     ),
     RedactionRule(kind="email", pattern=r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b"),

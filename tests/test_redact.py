@@ -52,3 +52,17 @@ def test_redaction_is_idempotent(text: str) -> None:
     twice, counts = redact(once)
     assert twice == once
     assert counts == {}
+
+
+def test_path_separators_and_comparisons_are_not_assignments() -> None:
+    code = (
+        "match tok {\n    Token::Identifier(name) => name,\n    Secret::Environment => env,\n}\n"
+        "if token == expected_token_value:\n    pass\n"
+    )
+    assert redact(code) == (code, {})
+
+
+def test_assignment_of_a_secret_is_still_caught() -> None:
+    text, counts = redact('password: "hunter2-but-longer"\ntoken=abcdef123456\n')
+    assert "hunter2" not in text and "abcdef123456" not in text
+    assert counts == {"generic_secret": 2}
