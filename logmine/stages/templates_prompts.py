@@ -54,7 +54,10 @@ _FIXED = re.compile(
 _PROSE_WORD = re.compile(r"^[\"'(*\[]*[A-Za-z][A-Za-z'’-]*[.,:;!?\"')*\]]*$")
 _CODE_CHARS = re.compile(r"[=;{}\\]|\(\)|->|::|\+\+|\.\w+\(|^\s*(?:#|//|/\*|\*|<!--|@)")
 _HEADER = re.compile(r"^#{2,} \S")
-"""A markdown header (``### Instruction:``): text, where ``# ...`` alone is a code comment."""
+"""A markdown header (``### Instruction:``): text, where ``# ...`` alone may be a code comment."""
+_MARKDOWN = re.compile(r"^(?:(?:[*+-]|\d{1,2}[.)]|#)[ \t]+(?=\S)|(?=\*\*[^\s*][^\n]*?\S\*\*))")
+"""The markup a Markdown prose line may start with: a bullet (``*``, ``-``, ``+``, ``1.``), a
+heading's ``#``, bold (``**Note:**``); the rest, bold and backticks dropped, is judged as prose."""
 _DIFF_LINE = re.compile(r"^(?:[+\- ]|@@|diff --git|index [0-9a-f]|--- |\+\+\+ )")
 
 
@@ -289,7 +292,20 @@ def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None)
         _attribute_lines(pieces, kinds, text)
     _inline_fixed(pieces, kinds)
     _smooth(pieces, kinds)
+    _comments(pieces, kinds)
     return kinds
+
+
+def _comments(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
+    """A ``# `` line read as a heading that sits right on a code line (no blank line between)
+    is a comment of that code: a heading stands apart, a comment leads or ends its code."""
+    for i, (piece, at_line_start, _) in enumerate(pieces):
+        if kinds[i] != "text" or not at_line_start or piece[:2] != "# ":
+            continue
+        before = kinds[i - 2] if i >= 2 and pieces[i - 1][0] == "\n" and pieces[i - 2][1] else None
+        after = kinds[i + 2] if i + 2 < len(pieces) and pieces[i + 1][0] == "\n" else None
+        if "code" in (before, after):
+            kinds[i] = "code"
 
 
 def _line_of(pieces: list[tuple[str, bool, int]], i: int) -> tuple[int, int]:
@@ -437,8 +453,28 @@ def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
         return "code"
     if _HEADER.match(piece):
         return "text"
+    markdown = _markdown_kind(piece, at_line_start)
+    if markdown is not None:
+        return markdown
     if _CODE_CHARS.search(piece):
         return "code"
+    return _prose_kind(piece, language)
+
+
+def _markdown_kind(piece: str, at_line_start: bool) -> str | None:
+    """An unindented line that starts with Markdown markup (a bullet, a heading, bold) is text
+    when the rest, bold markers and backticks dropped, is prose (``**Rules**``, ``- Be brief.``);
+    None when it is not such a line. A ``# `` line next to a code line is a comment (:func:`_comments`)."""
+    markup = _MARKDOWN.match(piece) if at_line_start else None
+    if markup is None:
+        return None
+    rest = piece[markup.end() :].replace("**", "").replace("`", "")
+    if not rest.strip() or _CODE_CHARS.search(rest):
+        return "code"
+    return _prose_kind(rest, None)
+
+
+def _prose_kind(piece: str, language: str | None) -> str:
     words = piece.split()
     plain = sum(bool(_PROSE_WORD.match(w)) for w in words)
     # a sentence, or a word or two of plain text (a role name, a short request)

@@ -119,3 +119,27 @@ def test_a_worker_process_gives_the_same_templates(records: list[dict[str, str]]
     serial = mine_prompts([*records, {"prompt": None}])
     parallel = mine_prompts([*records, {"prompt": None}], workers=1)
     assert (parallel.assignments, parallel.templates, parallel.counts) == (serial.assignments, serial.templates, serial.counts)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["**Rules**", "**Note:** answer in `python` only.", "* Be concise.", "- Do not invent APIs.", "+ Keep the tests green",
+     "1. Read the code first.", "# Task", "## Output format"],
+)
+def test_markdown_prose_lines_are_text(line: str) -> None:
+    prompt = f"You are a careful assistant.\n\n{line}\n\nFix the code:\n\ndef f(x):\n    return x + 1\n"
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {"language": "python"}, SlotStore())) == (
+        f"You are a careful assistant.\n\n{line}\n\nFix the code:\n\n{{code}}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        pytest.param("Fix:\n\n# compute it\nx = f(1)\n# done\n\nThanks.", "Fix:\n\n{code}\n\nThanks.", id="comments-on-code-lines"),
+        pytest.param("Fix:\n\n* args = 1\n- y = 2\n\nThanks.", "Fix:\n\n{code}\n\nThanks.", id="bullets-holding-code"),
+        pytest.param("Fix:\n\n**kwargs\n\nThanks.", "Fix:\n\n{code}\n\nThanks.", id="an-unclosed-bold-is-code"),
+    ],
+)
+def test_markdown_markup_on_code_stays_code(prompt: str, expected: str) -> None:
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {"language": "python"}, SlotStore())) == expected
