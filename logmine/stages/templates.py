@@ -241,7 +241,7 @@ class TemplateMiner:
                     state.parent[i] = t
                 if root is None:
                     root = t
-                else:
+                elif self.regroup is not None:  # else the parts stay units: the root's tokens match only its own lines
                     state.parent[t] = root
                     state.weights[root] += state.weights[t]
                     state.weights[t] = 0

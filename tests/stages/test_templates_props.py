@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from logmine.masking import Masker, build_rules
@@ -31,6 +31,11 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 
 @SETTINGS
+@example([
+    "Failed password for alice from bob port bob ssh2", "", "0", ":", "Failed password for alice from alice port alice ssh2",
+    "Failed password for alice from alice port bob ssh2", "Failed password for alice from alice port my project ssh2",
+    "Failed password for alice from bob port alice ssh2", "Failed password for alice from 0 port alice ssh2",
+], False)  # a compaction kept a group of lines of different lengths as its first line's literal tokens
 @given(logs, st.booleans())
 def test_every_line_matches_its_template(lines: list[str], collapse_spaces: bool) -> None:
     result = mine_templates(lines, MineConfig(collapse_spaces=collapse_spaces, max_units=8))
