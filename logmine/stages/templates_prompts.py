@@ -58,6 +58,10 @@ _HEADER = re.compile(r"^#{2,} \S")
 _MARKDOWN = re.compile(r"^(?:(?:[*+-]|\d{1,2}[.)]|#)[ \t]+(?=\S)|(?=\*\*[^\s*][^\n]*?\S\*\*))")
 """The markup a Markdown prose line may start with: a bullet (``*``, ``-``, ``+``, ``1.``), a
 heading's ``#``, bold (``**Note:**``); the rest, bold and backticks dropped, is judged as prose."""
+_ROLE_TAG = re.compile(r"</?[a-z]{2,20}>[ \t]*")
+"""A line that is one lower-case tag (``<system>``, ``</user>``): a chat turn's marker, text."""
+_PUNCTUATION = re.compile(r"[.,:;!?)\]'\"]{1,3}[ \t]*")
+"""Punctuation alone after a placeholder on its line (``from {file_path}:``): text."""
 _DIFF_LINE = re.compile(r"^(?:[+\- ]|@@|diff --git|index [0-9a-f]|--- |\+\+\+ )")
 
 
@@ -183,13 +187,20 @@ def _replace_value(text: str, name: str, value: str) -> str:
 _LANGUAGE_LABELS = ("```", "~~~", "anguage: ", "LANGUAGE:", "anguage=")
 
 
+_LANGUAGE_NOUNS = r"(?:code|file|snippet|function|class|module|program|project|developer|programmer|expert)s?\b"
+"""Nouns a template puts right after the language's name (``the following {language} code``)."""
+
+
 def _replace_language(text: str, value: str, token: str) -> str:
-    """The language where a prompt names it: a code fence's info string or a "language:" label
-    (elsewhere a language name is as likely part of the user's words)."""
-    if not any(f"{label}{value}" in text for label in _LANGUAGE_LABELS):
-        return text
+    """The language where a prompt names it: a code fence's info string, a "language:" label,
+    or the name right before a noun such as "code" or "developer" (``Here is python code``);
+    elsewhere a language name is as likely part of the user's words."""
     v = re.escape(value)
-    return re.sub(rf"(```|~~~|[Ll]anguage: |LANGUAGE:|[Ll]anguage=){v}(?![\w+#-])", lambda m: m.group(1) + token, text)
+    if any(f"{label}{value}" in text for label in _LANGUAGE_LABELS):
+        text = re.sub(rf"(```|~~~|[Ll]anguage: |LANGUAGE:|[Ll]anguage=){v}(?![\w+#-])", lambda m: m.group(1) + token, text)
+    if value.lower() in text.lower():
+        text = re.sub(rf"(?i)(?<![\w+#./-]){v}(?= {_LANGUAGE_NOUNS})", token, text)
+    return text
 
 
 def _replace_path(text: str, path: str, token: str) -> str:
@@ -451,6 +462,8 @@ def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
         return "space"
     if at_line_start and (piece[:2] == "  " or piece[:1] == "\t"):
         return "code"
+    if (at_line_start and _ROLE_TAG.fullmatch(piece)) or (not at_line_start and _PUNCTUATION.fullmatch(piece)):
+        return "text"
     if _HEADER.match(piece):
         return "text"
     markdown = _markdown_kind(piece, at_line_start)

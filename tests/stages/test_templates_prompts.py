@@ -85,7 +85,7 @@ def test_code_becomes_slots_and_prose_stays() -> None:
         pytest.param('Explain:\n\ndef page():\n    print("<H3>Title</H3>")\n    return 1\n\nThanks.', {}, "Explain:\n\n{code}\n\nThanks.",
                      id="tags-in-a-string-literal-are-code"),
         pytest.param("```python\nimport os\n    # see main.py for details\nx = 1\n```\nAt main.py.", {"file_path": "src/main.py"},
-                     "```{language}\n{code}\n```\nAt {file_path}{code}", id="the-file-name-in-a-comment-is-code"),
+                     "```{language}\n{code}\n```\nAt {file_path}.", id="the-file-name-in-a-comment-is-code"),
         pytest.param('title="src/app/main.py"\nreferrer="src/app/main.py"\n<DOC>x = 1</DOC>\n', {},
                      'title="src/app/main.py"\nreferrer="src/app/main.py"\n<DOC>{code}</DOC>\n', id="attribute-lines-are-text"),
         pytest.param("Edit:\n<DOC>\ndef f(x):\n    return x<CURSOR/> + 1\n</DOC>\n", {}, "Edit:\n<DOC>{code}<CURSOR/>{code}</DOC>\n",
@@ -143,3 +143,22 @@ def test_markdown_prose_lines_are_text(line: str) -> None:
 )
 def test_markdown_markup_on_code_stays_code(prompt: str, expected: str) -> None:
     assert SLOT.sub(r"{\1}", skeleton(prompt, {"language": "python"}, SlotStore())) == expected
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        pytest.param("Here is python code from src/a.py.\n", "Here is {language} code from {file_path}.\n", id="language-before-code"),
+        pytest.param("You are an experienced Python developer.", "You are an experienced {language} developer.", id="language-before-developer"),
+        pytest.param("I like python and pythonic code.", "I like python and pythonic code.", id="elsewhere-the-users-words"),
+    ],
+)
+def test_the_language_named_before_a_noun_is_a_placeholder(prompt: str, expected: str) -> None:
+    assert skeleton(prompt, {"language": "python", "file_path": "src/a.py"}) == expected
+
+
+def test_role_tag_lines_and_punctuation_after_a_placeholder_are_text() -> None:
+    prompt = "<system>\nYou are helpful.\n\n<user>\nFix the code from src/a.py:\n\ndef f(x):\n    return x\n"
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {"file_path": "src/a.py"}, SlotStore())) == (
+        "<system>\nYou are helpful.\n\n<user>\nFix the code from {file_path}:\n\n{code}\n"
+    )
