@@ -23,6 +23,8 @@ MIN_ANCHOR_PROMPTS = 5
 """A line is static (an anchor) when at least this many prompts hold it verbatim..."""
 MIN_ANCHOR_CHARS = 8
 """...and it has this many characters besides masks (``</s>`` or a lone fence is no anchor)."""
+RARE_SHARE = 0.05
+"""...or fewer prompts than this share of a template whose pattern matches it (:func:`absorb_rare`)."""
 MIN_SIGNATURE_CHARS = 32
 """Templates merge by their anchors only when these hold this much text."""
 GAP = "\x00"
@@ -64,10 +66,12 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
 
 
 def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
-    """Templates of fewer than ``MIN_ANCHOR_PROMPTS`` prompts join a template of more prompts whose
-    pattern matches their text: its static text (``MIN_SIGNATURE_CHARS`` or more) all there, in
-    order, and each of its variables standing for some text that holds no model sentinel. The
-    most specific such template wins (the most static text)."""
+    """A rare template joins a template of more prompts whose pattern matches its text: its
+    static text (``MIN_SIGNATURE_CHARS`` or more) all there, in order, and each of its variables
+    standing for some text that holds no model sentinel. Rare: fewer than ``MIN_ANCHOR_PROMPTS``
+    prompts, or fewer than ``RARE_SHARE`` of the matching template's (a stray of a template
+    grows with the log, so an absolute count alone stops taking it in at volume). The most
+    specific such template wins (the most static text)."""
     weights = [sum(state.weights[i] for i in g.members) for g in groups]
     texts = [group_text(g, state) for g in groups]
     frequent = [k for k, w in enumerate(weights) if w >= MIN_ANCHOR_PROMPTS]
@@ -76,16 +80,18 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
     patterns = {k: p for k, p in patterns.items() if len(p) > 1}
     order = sorted(patterns, key=lambda k: (-static[k], -weights[k], texts[k]))
     into: dict[int, list[int]] = defaultdict(list)
-    for k, w in enumerate(weights):
-        if w < MIN_ANCHOR_PROMPTS:
-            flat = _flat(texts[k])
-            host = next((b for b in order if _matches(patterns[b], flat)), None)
-            if host is not None:
-                into[host].append(k)
+    absorbed: set[int] = set()
+    for k in sorted(range(len(groups)), key=lambda k: (weights[k], texts[k])):  # the rarest first
+        if k in into:
+            continue  # a host stays
+        flat = _flat(texts[k])
+        host = next((b for b in order if b != k and b not in absorbed and _matches(patterns[b], flat)), None)
+        if host is not None and (weights[k] < MIN_ANCHOR_PROMPTS or weights[k] < RARE_SHARE * weights[host]):
+            into[host].append(k)
+            absorbed.add(k)
     if not into:
         return groups
     out = []
-    absorbed = {k for ks in into.values() for k in ks}
     for k, g in enumerate(groups):
         if k in absorbed:
             continue

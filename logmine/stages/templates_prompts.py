@@ -308,14 +308,14 @@ def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None)
 
 
 def _comments(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
-    """A ``# `` line read as a heading that sits right on a code line (no blank line between)
-    is a comment of that code: a heading stands apart, a comment leads or ends its code."""
+    """A ``# `` line read as text is a heading only when it stands apart, a blank line (or the
+    text's edge) before and after it; else it is a comment of the code around it (``# Path: x``)."""
     for i, (piece, at_line_start, _) in enumerate(pieces):
         if kinds[i] != "text" or not at_line_start or piece[:2] != "# ":
             continue
-        before = kinds[i - 2] if i >= 2 and pieces[i - 1][0] == "\n" and pieces[i - 2][1] else None
-        after = kinds[i + 2] if i + 2 < len(pieces) and pieces[i + 1][0] == "\n" else None
-        if "code" in (before, after):
+        before = i == 0 or (pieces[i - 1][0] == "\n" and (i == 1 or pieces[i - 2][0] == "\n"))
+        after = i + 1 == len(pieces) or (pieces[i + 1][0] == "\n" and (i + 2 == len(pieces) or pieces[i + 2][0] == "\n"))
+        if not (before and after):
             kinds[i] = "code"
 
 
@@ -432,7 +432,9 @@ _FENCE_BODY = re.compile(r"(?m)^[ \t]*(```|~~~)[^\n`]*\n(.*?)(?:\n[ \t]*\1(?![\w
 """A fenced block's body: up to a closing fence (which a sentinel may follow: ```<end_of_turn>)
 or, for a block left open (an assistant prefill), to the end."""
 _TAG_BODY = re.compile(r"<([A-Z][A-Z0-9_]{1,30})>(.*?)</\1>", re.DOTALL)
-_FIM_START = re.compile(r"<fim_prefix>|<\|fim_prefix\|>|<PRE>|\[PREFIX\]|<｜fim▁begin｜>|<\[fim-prefix\]>|<fim_suffix>|<\|fim_suffix\|>|<SUF>|\[SUFFIX\]|<｜fim▁hole｜>|<\[fim-suffix\]>")
+_FIM_START = re.compile(r"<fim_prefix>|<\|fim_prefix\|>|<PRE>|\[PREFIX\]|<｜fim▁begin｜>|<\[fim-prefix\]>|<fim_suffix>|<\|fim_suffix\|>|<SUF>|\[SUFFIX\]|<｜fim▁hole｜>|<\[fim-suffix\]>|<\|file_sep\|>|<file_sep>")
+"""Sentinels after which the text up to the next sentinel is code: a fill-in-the-middle region,
+or a file of a repository-level prompt (its path line, then its content)."""
 SENTINELS = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1,30}\]>|</?[A-Z][A-Z0-9_]{1,30}>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]")
 """Model sentinels and structural tags of prompts (``<|im_start|>``, ``<fim_prefix>``, ``[INST]``, ``</CONTEXTDOCUMENT>``)."""
 
@@ -440,7 +442,7 @@ SENTINELS = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1
 def _code_spans(text: str) -> list[tuple[int, int]]:
     """Character spans that hold code whatever their lines look like: the bodies of fenced
     blocks and of upper-case tags (``<CONTEXTDOCUMENT>``), and the text after a
-    fill-in-the-middle sentinel up to the next sentinel."""
+    fill-in-the-middle or file sentinel up to the next sentinel."""
     spans = [m.span(2) for m in _FENCE_BODY.finditer(text)] if "```" in text or "~~~" in text else []
     if "</" in text:
         spans += [m.span(2) for m in _TAG_BODY.finditer(text)]

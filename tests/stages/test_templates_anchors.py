@@ -46,6 +46,21 @@ def test_only_a_frequent_template_with_enough_static_text_absorbs() -> None:
     assert len(set(result.assignments)) == 2
 
 
+def test_a_stray_grown_past_the_count_joins_by_its_share() -> None:
+    # 6 prompts whose other file ends in the same prose: past MIN_ANCHOR_PROMPTS, but under 5 % of the template
+    odd = "def load(path):\n    return open(path).read()\nThis module reads the configuration of the server."
+    records = fim_records(CODE * 20 + [odd] * 6)
+    result = mine_prompts(records)
+    assert len(set(result.assignments)) == 1
+    assert all(prompt_template_regex(result.templates[a]).match(r["prompt"]) for a, r in zip(result.assignments, records))
+
+
+def test_a_template_of_its_own_share_stays() -> None:
+    odd = "def load(path):\n    return open(path).read()\nThis module reads the configuration of the server."
+    result = mine_prompts(fim_records(CODE * 3 + [odd] * 6))  # 6 of 27 prompts: a template of its own
+    assert len(set(result.assignments)) == 2
+
+
 def test_a_variable_never_spans_a_model_sentinel() -> None:
     host = _literal_pieces("<|im_start|>user\nExplain the following code to me please:\n<*><|im_end|>")
     assert _matches(host, _flat("<|im_start|>user\nExplain the following code to me please:\n{code}\nthanks<|im_end|>"))

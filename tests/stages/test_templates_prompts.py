@@ -162,3 +162,16 @@ def test_role_tag_lines_and_punctuation_after_a_placeholder_are_text() -> None:
     assert SLOT.sub(r"{\1}", skeleton(prompt, {"file_path": "src/a.py"}, SlotStore())) == (
         "<system>\nYou are helpful.\n\n<user>\nFix the code from {file_path}:\n\n{code}\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        pytest.param("# Path: src/a.py\n# return x\n#\nx = 1", "{code}", id="comment-lines-together-are-code"),
+        pytest.param("Intro.\n\n# Usage\n\nRun it.", "Intro.\n\n# Usage\n\nRun it.", id="a-heading-standing-apart-is-text"),
+        pytest.param("<|repo_name|>acme\n<|file_sep|>src/a.py\nThis module reads the config.\n<|fim_prefix|>x = 1<|fim_suffix|>\n<|fim_middle|>",
+                     "<|repo_name|>acme\n<|file_sep|>{code}\n<|fim_prefix|>{code}<|fim_suffix|>\n<|fim_middle|>", id="a-files-text-after-file-sep-is-code"),
+    ],
+)
+def test_headings_and_files(prompt: str, expected: str) -> None:
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {"language": "python"}, SlotStore())) == expected
