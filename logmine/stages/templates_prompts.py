@@ -174,13 +174,23 @@ def _replace_value(text: str, name: str, value: str) -> str:
     if name == "file_path":
         return _replace_path(text, value, token)
     if len(value.strip()) < (MIN_FIM_VALUE_CHARS if name in ("prefix", "suffix") else MIN_VALUE_CHARS):
-        return text
+        return _replace_between_sentinels(text, value, token) if name in ("prefix", "suffix") else text
     if value in text:
         return text.replace(value, token, 1) if name in ("prefix", "suffix") else text.replace(value, token)
     if name == "prefix":
         return _replace_overlap(text, value, token, anchor_end=True)
     if name == "suffix":
         return _replace_overlap(text, value, token, anchor_end=False)
+    return text
+
+
+def _replace_between_sentinels(text: str, value: str, token: str) -> str:
+    """A prefix or suffix too short to replace anywhere (``ds``) is replaced where it fills the
+    whole space between two sentinels (``[SUFFIX]ds[PREFIX]``): there it cannot be chance."""
+    for m in SENTINELS.finditer(text):
+        end = m.end() + len(value)
+        if text.startswith(value, m.end()) and SENTINELS.match(text, end):
+            return text[: m.end()] + token + text[end:]
     return text
 
 
@@ -510,6 +520,22 @@ def _smooth(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
                 for i in range(a + 1, b):
                     if kinds[i] == "text":
                         kinds[i] = "code"
+    _context_ends(pieces, kinds)
+
+
+def _context_ends(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
+    """Prose between a code line and a fill-in-the-middle or file sentinel (``<|fim_prefix|>``)
+    is the end of a context file (its last docstring or comments), code whatever its length."""
+    for f, kind in enumerate(kinds):
+        if kind != "fixed" or not _FIM_START.fullmatch(pieces[f][0]):
+            continue
+        i = f - 1
+        while i >= 0 and kinds[i] in ("text", "space"):
+            i -= 1
+        if i >= 0 and kinds[i] == "code" and "text" in kinds[i + 1 : f]:
+            for j in range(i + 1, f):
+                if kinds[j] == "text":
+                    kinds[j] = "code"
 
 
 _MAX_PROSE_LINES = 12

@@ -30,8 +30,8 @@ def fim_records(contexts: list[str]) -> list[dict[str, str]]:
 
 
 def test_a_rare_prompt_joins_the_frequent_template_that_matches_it() -> None:
-    # the other file's code in the last prompt ends in a docstring's prose, which reads as text
-    odd = "def load(path):\n    return open(path).read()\nThis module reads the configuration of the server."
+    # the other file in the last prompt is all docstring prose, which reads as text
+    odd = "This module reads the configuration of the server.\nIt is the first file the server opens.\n"
     records = fim_records(CODE + [odd])
     result = mine_prompts(records)
     assert len(set(result.assignments)) == 1
@@ -41,14 +41,14 @@ def test_a_rare_prompt_joins_the_frequent_template_that_matches_it() -> None:
 
 
 def test_only_a_frequent_template_with_enough_static_text_absorbs() -> None:
-    odd = "def load(path):\n    return open(path).read()\nThis module reads the configuration of the server."
+    odd = "This module reads the configuration of the server.\nIt is the first file the server opens.\n"
     result = mine_prompts(fim_records(CODE[:4] + [odd]))  # 4 prompts: not frequent enough to take in the odd one
     assert len(set(result.assignments)) == 2
 
 
 def test_a_stray_grown_past_the_count_joins_by_its_share() -> None:
     # 6 prompts whose other file ends in the same prose: past MIN_ANCHOR_PROMPTS, but under 5 % of the template
-    odd = "def load(path):\n    return open(path).read()\nThis module reads the configuration of the server."
+    odd = "This module reads the configuration of the server.\nIt is the first file the server opens.\n"
     records = fim_records(CODE * 20 + [odd] * 6)
     result = mine_prompts(records)
     assert len(set(result.assignments)) == 1
@@ -56,7 +56,7 @@ def test_a_stray_grown_past_the_count_joins_by_its_share() -> None:
 
 
 def test_a_template_of_its_own_share_stays() -> None:
-    odd = "def load(path):\n    return open(path).read()\nThis module reads the configuration of the server."
+    odd = "This module reads the configuration of the server.\nIt is the first file the server opens.\n"
     result = mine_prompts(fim_records(CODE * 3 + [odd] * 6))  # 6 of 27 prompts: a template of its own
     assert len(set(result.assignments)) == 2
 

@@ -175,3 +175,17 @@ def test_role_tag_lines_and_punctuation_after_a_placeholder_are_text() -> None:
 )
 def test_headings_and_files(prompt: str, expected: str) -> None:
     assert SLOT.sub(r"{\1}", skeleton(prompt, {"language": "python"}, SlotStore())) == expected
+
+
+def test_prose_ending_a_context_file_before_a_fim_sentinel_is_code() -> None:
+    docstring = "\n".join(f"Line {n} of a long module docstring that reads like prose." for n in range(20))
+    prompt = f"+++++ src/a.py\nimport os\n{docstring}\n<fim_prefix>x = 1<fim_suffix>\n<fim_middle>"
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {"language": "python"}, SlotStore())) == "{code}\n<fim_prefix>{code}<fim_suffix>\n<fim_middle>"
+    # an instruction after a sentinel, before the FIM sentinel, stays text
+    chat = "<|im_start|>user\nComplete the code.\n<fim_prefix>x = 1<fim_suffix>\n<fim_middle>"
+    assert SLOT.sub(r"{\1}", skeleton(chat, {}, SlotStore())).startswith("<|im_start|>user\nComplete the code.\n<fim_prefix>")
+
+
+def test_a_short_fim_value_is_replaced_only_between_sentinels() -> None:
+    assert skeleton("[SUFFIX]ds\n\n[PREFIX]def f(): pass", {"suffix": "ds\n\n", "prefix": "def f(): pass"}) == "[SUFFIX]{suffix}[PREFIX]{prefix}"
+    assert skeleton("<PRE> x = ds <SUF>ok<MID>", {"suffix": "ds"}) == "<PRE> x = ds <SUF>ok<MID>"
