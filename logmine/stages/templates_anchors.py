@@ -146,7 +146,7 @@ def _matches(pieces: list[str], text: str) -> bool:
     return pos < end and _MODEL_SENTINEL.search(text, pos, end) is None
 
 
-_MODEL_SENTINEL = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST)\]")
+_MODEL_SENTINEL = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST)\]")
 """Tokens of a model's prompt format (``<|im_end|>``, ``<fim_suffix>``, ``[/INST]``), which no
 variable spans; markup tags may be a variable's (HTML in a docstring)."""
 

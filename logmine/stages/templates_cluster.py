@@ -4,8 +4,8 @@ Input: *units*, each a masked token sequence (a distinct signature, or a templat
 earlier) with the number of lines it stands for. Output: a partition of the units into
 templates. The steps, each deterministic and independent of the order of the units:
 
-1. Bucket the units by token count and first token (the first word names the event, as in
-   Drain's tree).
+1. Bucket the units by token count, first token (the first word names the event, as in
+   Drain's tree) and the model-format tokens they hold (``<|fim_prefix|>``: a prompt format).
 2. Split each bucket recursively, always on the position with the fewest distinct words,
    while that position looks like a constant: few distinct words (at most
    ``max_constant_values``), not a ``key=value`` pair, no masked value among them. The
@@ -91,8 +91,19 @@ _NAMED = re.compile(r"\{[a-z_]+\d*(?::[a-z]{6,})?\}")
 """A named slot (``{code}``, ``{prefix}``) or a slot token."""
 
 
-SENTINEL = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|</[A-Z][A-Z0-9_]{1,30}>|\[/?(?:PREFIX|SUFFIX|INST)\]")
+SENTINEL = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|</[A-Z][A-Z0-9_]{1,30}>|\[/?(?:PREFIX|SUFFIX|INST)\]")
 """Model sentinels and closing tags of prompts: template structure that a variable never spans."""
+
+
+_MODEL_FORMAT = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST)\]")
+"""Tokens of a model's prompt format (``<|fim_prefix|>``, ``<fim_middle>``, ``[INST]``)."""
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _sentinels(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """The model-format tokens of a unit, in order: units of different prompt formats are never
+    one template, so they are bucketed apart (a variable never stands for a sentinel)."""
+    return tuple(m for t in tokens if "<" in t or "[" in t for m in _MODEL_FORMAT.findall(t))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -464,7 +475,7 @@ def cluster(
     buckets: dict[tuple[int, str], list[int]] = defaultdict(list)
     for i in range(len(units)) if members is None else members:
         toks = units[i]
-        buckets[(len(toks), _slot_names(toks[0]) if toks else "")].append(i)
+        buckets[(len(toks), _slot_names(toks[0]) if toks else "", _sentinels(toks))].append(i)
     groups: list[Group] = []
     for key in sorted(buckets):
         idx = sorted(buckets[key], key=lambda i: units[i])

@@ -45,7 +45,7 @@ MIN_OVERLAP_CHARS = 24
 _FIXED = re.compile(
     r"(\{(?:prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}"  # placeholders
     r"|\{[a-z_]+:[a-z]{6,}\}"  # slot tokens
-    r"|<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1,30}\]>"  # model sentinels: <|fim_prefix|> <｜fim▁hole｜> <[fim-prefix]>
+    r"|<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1,30}\]>"  # model sentinels: <|fim_prefix|> <｜fim▁hole｜> <[fim-prefix]>
     r"|</?[A-Z][A-Z0-9_]{1,30}/?>|</?[a-z]+_[a-z_]+>|</?s>"  # tags: <PRE> </CONTEXTDOCUMENT> <fim_prefix> <start_of_turn> <s>
     r"|\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]"  # [PREFIX] [INST] [BLANK]
     r"|(?m:^[ \t]*(?:```|~~~)[^\n`]*$))"  # fence lines
@@ -441,25 +441,36 @@ def _pieces(text: str) -> list[tuple[str, bool, int]]:
 _FENCE_BODY = re.compile(r"(?m)^[ \t]*(```|~~~)[^\n`]*\n(.*?)(?:\n[ \t]*\1(?![\w`])|\Z)", re.DOTALL)
 """A fenced block's body: up to a closing fence (which a sentinel may follow: ```<end_of_turn>)
 or, for a block left open (an assistant prefill), to the end."""
+_DOCSTRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*?"""' + r"|'''(?:[^'\\]|\\.|'(?!''))*?'''", re.DOTALL)
+"""A triple-quoted string (a docstring), whatever its prose: code."""
 _TAG_BODY = re.compile(r"<([A-Z][A-Z0-9_]{1,30})>(.*?)</\1>", re.DOTALL)
 _FIM_START = re.compile(r"<fim_prefix>|<\|fim_prefix\|>|<PRE>|\[PREFIX\]|<｜fim▁begin｜>|<\[fim-prefix\]>|<fim_suffix>|<\|fim_suffix\|>|<SUF>|\[SUFFIX\]|<｜fim▁hole｜>|<\[fim-suffix\]>|<\|file_sep\|>|<file_sep>")
 """Sentinels after which the text up to the next sentinel is code: a fill-in-the-middle region,
 or a file of a repository-level prompt (its path line, then its content)."""
-SENTINELS = re.compile(r"<\|[^|<>\s]{1,40}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1,30}\]>|</?[A-Z][A-Z0-9_]{1,30}>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]")
+SENTINELS = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1,30}\]>|</?[A-Z][A-Z0-9_]{1,30}>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]")
 """Model sentinels and structural tags of prompts (``<|im_start|>``, ``<fim_prefix>``, ``[INST]``, ``</CONTEXTDOCUMENT>``)."""
 
 
 def _code_spans(text: str) -> list[tuple[int, int]]:
     """Character spans that hold code whatever their lines look like: the bodies of fenced
-    blocks and of upper-case tags (``<CONTEXTDOCUMENT>``), and the text after a
+    blocks and of upper-case tags (``<CONTEXTDOCUMENT>``), triple-quoted strings, and the text after a
     fill-in-the-middle or file sentinel up to the next sentinel."""
     spans = [m.span(2) for m in _FENCE_BODY.finditer(text)] if "```" in text or "~~~" in text else []
+    if '"""' in text or "'''" in text:
+        spans += [m.span() for m in _DOCSTRING.finditer(text) if _docstring(text, m)]
     if "</" in text:
         spans += [m.span(2) for m in _TAG_BODY.finditer(text)]
     for m in _FIM_START.finditer(text):
         nxt = SENTINELS.search(text, m.end())
         spans.append((m.end(), nxt.start() if nxt else len(text)))
     return spans
+
+
+def _docstring(text: str, m: re.Match[str]) -> bool:
+    """Whether a triple-quoted span is a docstring: it opens a line (after indentation) and
+    holds no placeholder, tag, sentinel or fence (else its quotes close and open two others)."""
+    line = text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
+    return not line.strip() and _FIXED.search(text, m.start(), m.end()) is None
 
 
 def _inside(offset: int, spans: list[tuple[int, int]]) -> bool:

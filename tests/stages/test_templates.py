@@ -178,3 +178,11 @@ def test_bad_rule_files_are_user_errors(tmp_path: Path) -> None:
         load_rules(tmp_path / "missing.json")
     with pytest.raises(ValueError):
         MaskRule(pattern="a*")
+
+
+def test_units_of_different_prompt_formats_are_never_one_template() -> None:
+    from logmine.stages.templates_cluster import cluster
+
+    units = [("ctx", f"<|fim_prefix|>x{i}") for i in range(10)] + [("ctx", f"y{i}") for i in range(3)]
+    groups = cluster(units, [1] * len(units))
+    assert sorted(len(g.members) for g in groups) == [3, 10]

@@ -189,3 +189,20 @@ def test_prose_ending_a_context_file_before_a_fim_sentinel_is_code() -> None:
 def test_a_short_fim_value_is_replaced_only_between_sentinels() -> None:
     assert skeleton("[SUFFIX]ds\n\n[PREFIX]def f(): pass", {"suffix": "ds\n\n", "prefix": "def f(): pass"}) == "[SUFFIX]{suffix}[PREFIX]{prefix}"
     assert skeleton("<PRE> x = ds <SUF>ok<MID>", {"suffix": "ds"}) == "<PRE> x = ds <SUF>ok<MID>"
+
+
+def test_a_docstring_is_code_whatever_its_length() -> None:
+    docstring = '"""Support module.\n\n' + "\n".join(f"Sentence {n} of the module's long description." for n in range(20)) + '\n"""'
+    prompt = f"Explain this file.\n\nimport os\n\n{docstring}\n\nx = 1\n\nThanks."
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {"language": "python"}, SlotStore())) == "Explain this file.\n\n{code}\n\nThanks."
+
+
+def test_quotes_of_two_snippets_do_not_make_a_docstring() -> None:
+    prompt = 'Edit:\n<DOC>x = 1\n"""</DOC>\nThe user is editing {file_path} now.\n<SEL>\n    """Start.</SEL>\n'
+    text = SLOT.sub(r"{\1}", skeleton(prompt, {"language": "python"}, SlotStore()))
+    assert "\nThe user is editing {file_path} now.\n" in text
+
+
+def test_a_long_sentinel_is_structure() -> None:
+    prompt = "<|repo_name|>acme\n<|file_sep|>src/a.py<|system_separator_istruction_repository_level|>def f(x):\n    return x"
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {"language": "python"}, SlotStore())).endswith("<|system_separator_istruction_repository_level|>{code}")
