@@ -381,7 +381,8 @@ def _in_code(pieces: list[tuple[str, bool, int]], i: int) -> bool:
         return False  # a self-closing tag is a marker (<CURSOR/>), wherever it falls
     before = pieces[i - 1][0] if i else ""
     after = pieces[i + 1][0] if i + 1 < len(pieces) else ""
-    return before.endswith(_QUOTES) or after.startswith(_QUOTES)
+    glued = before[-1:].strip() != "" and after[:1].strip() != ""  # inside an expression: (?P<thousands_sep>,)
+    return before.endswith(_QUOTES) or after.startswith(_QUOTES) or glued
 
 
 def _code_bodies(text: str, pieces: list[tuple[str, bool, int]], kinds: list[str]) -> set[tuple[int, int]]:

@@ -206,3 +206,8 @@ def test_quotes_of_two_snippets_do_not_make_a_docstring() -> None:
 def test_a_long_sentinel_is_structure() -> None:
     prompt = "<|repo_name|>acme\n<|file_sep|>src/a.py<|system_separator_istruction_repository_level|>def f(x):\n    return x"
     assert SLOT.sub(r"{\1}", skeleton(prompt, {"language": "python"}, SlotStore())).endswith("<|system_separator_istruction_repository_level|>{code}")
+
+
+def test_a_tag_glued_inside_an_expression_is_code() -> None:
+    prompt = "Fix:\n\nm = re.compile(r'(?P<thousands_sep>,)?')\nx = 1\n\nThanks."
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {"language": "python"}, SlotStore())) == "Fix:\n\n{code}\n\nThanks."
