@@ -98,9 +98,20 @@ class CodeCorpus:
         return text or "pass"
 
 
-def instruction(rng: random.Random) -> str:
-    parts = [rng.choice(VERBS), rng.choice(OBJECTS), rng.choice(TAILS)]
+def instruction(rng: random.Random, corpus: CodeCorpus | None = None) -> str:
+    """A user's request: a verb, an object and a tail from the fixed lists; with ``corpus``
+    (``--requests varied``), half the time about a name from the code (``rename `parse_header```),
+    so requests recur as rarely as real ones do."""
+    if corpus is not None and rng.random() < 0.5:
+        names = _IDENTIFIER.findall(corpus.snippet(1, 3)) or ["it"]
+        obj = f"`{rng.choice(names)}`" if rng.random() < 0.7 else f"the {rng.choice(names).lower().replace('_', ' ')} part"
+        parts = [rng.choice(VERBS), obj, rng.choice(TAILS)]
+    else:
+        parts = [rng.choice(VERBS), rng.choice(OBJECTS), rng.choice(TAILS)]
     return " ".join(p for p in parts if p)
+
+
+_IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{3,}\b")
 
 
 def diff(corpus: CodeCorpus) -> str:
@@ -136,7 +147,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
     if low.startswith("diff"):
         return diff(corpus)
     if low in ("userinput", "input", "command", "question", "query", "title", "new_section", "new_section_title", "page_prompt"):
-        return instruction(rng)
+        return instruction(rng, corpus if ctx.get("requests") == "varied" else None)
     if low == "reponame":
         return f"{rng.choice(OWNERS)}/{corpus.rng.choice(corpus.files).stem}"
     if low == "count":
@@ -196,9 +207,13 @@ def load_templates(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def records(rows: list[dict[str, Any]], per_template: int, seed: int = 0, size: float = 1.0, total: int | None = None) -> Iterator[Record]:
+def records(
+    rows: list[dict[str, Any]], per_template: int, seed: int = 0, size: float = 1.0, total: int | None = None, requests: str = "fixed",
+) -> Iterator[Record]:
     """``per_template`` renderings of every template, interleaved in a seeded random order (or
-    ``total`` records drawn at random); ``size`` scales the code around the cursor."""
+    ``total`` records drawn at random); ``size`` scales the code around the cursor; ``requests``
+    ``fixed`` draws the user's requests from the fixed word lists, ``varied`` half of them about
+    names in the code (see :func:`instruction`)."""
     rng = random.Random(seed)
     corpus = CodeCorpus(rng, scale=size)
     if total is None:
@@ -209,11 +224,11 @@ def records(rows: list[dict[str, Any]], per_template: int, seed: int = 0, size: 
     truth = {id(r): skeleton_key(r) for r in rows}
     for row in order:
         file_path, prefix, suffix = corpus.cursor(int(30 * size), int(15 * size))
-        ctx = {"prefix": prefix, "suffix": suffix, "file_path": file_path, "language": "python"}
+        ctx = {"prefix": prefix, "suffix": suffix, "file_path": file_path, "language": "python", "requests": requests}
 
         def values(name: str) -> str:
             if row["placeholder_syntax"] == "jinja2":
-                text = instruction(rng)
+                text = instruction(rng, corpus if requests == "varied" else None)
                 return text + ("\n\n```python\n" + corpus.snippet() + "\n```" if rng.random() < 0.5 else "")
             return value_for(name, ctx, corpus, rng)
 

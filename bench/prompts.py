@@ -45,13 +45,13 @@ from logmine.evaluate import score  # noqa: E402
 DEFAULT_TEMPLATES = ROOT.parent / "shared" / "benchmarks" / "prompt-templates" / "templates.jsonl"
 
 
-def accuracy(templates: Path, per_template: int, seed: int, embeddings: bool, model: str | None) -> dict[str, Any]:
+def accuracy(templates: Path, per_template: int, seed: int, embeddings: bool, model: str | None, requests: str = "fixed") -> dict[str, Any]:
     from logmine.stages.ingest import ingest
     from logmine.stages.templates_workspace import TemplatesConfig, run
     from logmine.workspace import Workspace
 
     rows = load_templates(templates)
-    recs: list[Record] = list(records(rows, per_template, seed))
+    recs: list[Record] = list(records(rows, per_template, seed, requests=requests))
     with tempfile.TemporaryDirectory() as tmp:
         where = write_logs(recs, Path(tmp) / "logs", seed)
         ingested = ingest([Path(tmp) / "logs"], Path(tmp) / "ws")
@@ -59,9 +59,9 @@ def accuracy(templates: Path, per_template: int, seed: int, embeddings: bool, mo
         report = run(Path(tmp) / "ws", TemplatesConfig(embeddings=embeddings, embedding_model=model))
         seconds = time.perf_counter() - started
         ws = Workspace.open(Path(tmp) / "ws")
-        requests = ws.scan("llm_requests").select("request_id", "source_file", "source_line").collect()
+        logged = ws.scan("llm_requests").select("request_id", "source_file", "source_line").collect()
         assigned = ws.read("request_templates").join(ws.read("templates").select("template_id", "family_id"), on="template_id")
-        table = requests.join(assigned, on="request_id", how="left")
+        table = logged.join(assigned, on="request_id", how="left")
         key = {(f, line): (t, fam) for f, line, t, fam in table.select("source_file", "source_line", "template_id", "family_id").iter_rows()}
     mined = [key.get(w, (None, None)) for w in where]
     truth = [r.truth for r in recs]
@@ -76,7 +76,7 @@ def accuracy(templates: Path, per_template: int, seed: int, embeddings: bool, mo
     famf = score(truth_fam, [m[1] or "none" for m in mined])
     by_format = Counter(Path(f).parent.name for f, _ in where)
     return {
-        "records": len(recs), "templates_in_file": len(rows), "truth_templates": len(set(truth)), "formats": dict(by_format),
+        "records": len(recs), "requests": requests, "templates_in_file": len(rows), "truth_templates": len(set(truth)), "formats": dict(by_format),
         "lines_rejected": ingested.lines_rejected, "unassigned": sum(m[0] is None for m in mined),
         "mined_templates": report.templates, "families": report.families, "embedding_model": report.embedding_model,
         "embeddings_computed": report.embeddings_computed, "stage_seconds": round(seconds, 2),
@@ -90,7 +90,7 @@ def accuracy(templates: Path, per_template: int, seed: int, embeddings: bool, mo
 
 def accuracy_table(r: dict[str, Any]) -> str:
     return "\n".join([
-        f"Labelled prompt log: {r['records']:,} requests from {r['templates_in_file']} templates ({r['truth_templates']} distinct once "
+        f"Labelled prompt log: {r['records']:,} requests ({r.get('requests', 'fixed')} user requests) from {r['templates_in_file']} templates ({r['truth_templates']} distinct once "
         f"rendered), written as {', '.join(f'{k} ({v:,})' for k, v in sorted(r['formats'].items()))}; ingested, then `logmine templates` "
         f"(embeddings: {r['embedding_model'] or 'off'}; {r['stage_seconds']} s).", "",
         "| | count | GA | FGA |", "|---|---:|---:|---:|",
@@ -104,7 +104,9 @@ def accuracy_table(r: dict[str, Any]) -> str:
 
 
 # -- scale -----------------------------------------------------------------------------------
-def scale_worker(templates: Path, n: int, size: float, seed: int, embeddings: bool, model: str | None, workers: int = 0) -> dict[str, Any]:
+def scale_worker(
+    templates: Path, n: int, size: float, seed: int, embeddings: bool, model: str | None, workers: int = 0, requests: str = "fixed",
+) -> dict[str, Any]:
     from logmine.stages.dedup import DedupConfig, SentenceEmbedder, merge_near_duplicates
     from logmine.stages.templates_prompts import mine_prompts
 
@@ -113,7 +115,7 @@ def scale_worker(templates: Path, n: int, size: float, seed: int, embeddings: bo
     truth: list[str] = []
 
     def stream(keep_truth: bool = False) -> Any:
-        for r in records(rows, 0, seed, size, total=n):
+        for r in records(rows, 0, seed, size, total=n, requests=requests):
             if keep_truth:
                 truth.append(r.truth)
             yield {"prompt": r.prompt, "prefix": r.prefix, "suffix": r.suffix, "file_path": r.file_path, "language": r.language}
@@ -141,7 +143,7 @@ def scale_worker(templates: Path, n: int, size: float, seed: int, embeddings: bo
     fam = score(truth, [dedup.family_of[a] for a in result.assignments])
     return {
         "truth_templates": len(set(truth)), "templates_ga": round(tpl.ga, 4), "families_ga": round(fam.ga, 4),
-        "prompts": n, "mean_chars": round(chars / max(n, 1)), "generator_seconds": round(generate, 1),
+        "prompts": n, "requests": requests, "mean_chars": round(chars / max(n, 1)), "generator_seconds": round(generate, 1),
         "mine_seconds_incl_generator": round(mined, 1), "merge_seconds": round(merged, 1),
         "total_seconds_excl_generator": round(mined - generate + merged, 1),
         "cpu_seconds_excl_generator": round(mined_cpu - generate_cpu + merged_cpu, 1), "generator_cpu_seconds": round(generate_cpu, 1),
@@ -165,7 +167,7 @@ def _cpu() -> float:
 
 def scale_table(r: dict[str, Any]) -> str:
     return "\n".join([
-        f"Scale: {r['prompts']:,} prompts of {r['mean_chars']:,} characters on average "
+        f"Scale: {r['prompts']:,} prompts of {r['mean_chars']:,} characters on average, requests {r.get('requests', 'fixed')} "
         f"({'one process' if not r.get('skeleton_workers') else 'skeletons in a second process'}; embedding threads: {r['threads']}):", "",
         "| step | seconds |", "|---|---:|",
         f"| generating the prompts (the bench's own cost, measured alone) | {r['generator_seconds']} |",
@@ -191,23 +193,25 @@ def main() -> None:
     parser.add_argument("--size", type=float, default=2.25, help="code size factor for the scale run (2.25: about 2,000 characters)")
     parser.add_argument("--workers", type=int, default=0, help="scale run: 1 makes the prompt skeletons in a second process")
     parser.add_argument("--no-accuracy", action="store_true")
+    parser.add_argument("--requests", choices=("fixed", "varied"), default="fixed",
+                        help="users' requests from fixed word lists, or half of them about names in the code")
     parser.add_argument("--json", type=Path, help="also write every figure here")
     parser.add_argument("--scale-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     embeddings = not args.no_embeddings
     if args.scale_worker:
-        print(json.dumps(scale_worker(args.templates, args.scale, args.size, args.seed, embeddings, args.embedding_model, args.workers)))
+        print(json.dumps(scale_worker(args.templates, args.scale, args.size, args.seed, embeddings, args.embedding_model, args.workers, args.requests)))
         return
     if not args.templates.is_file():
         parser.error(f"{args.templates}: no such file (use --templates)")
     report: dict[str, Any] = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"}
     print(f"## templates: prompt logs\n\nMachine: {report['machine']}.\n")
     if not args.no_accuracy:
-        report["accuracy"] = accuracy(args.templates, args.per_template, args.seed, embeddings, args.embedding_model)
+        report["accuracy"] = accuracy(args.templates, args.per_template, args.seed, embeddings, args.embedding_model, args.requests)
         print(accuracy_table(report["accuracy"]))
     if args.scale:
         cmd = [sys.executable, __file__, "--scale-worker", "--scale", str(args.scale), "--size", str(args.size), "--seed", str(args.seed),
-               "--templates", str(args.templates), "--workers", str(args.workers)] + (["--no-embeddings"] if not embeddings else []) + (
+               "--templates", str(args.templates), "--workers", str(args.workers), "--requests", args.requests] + (["--no-embeddings"] if not embeddings else []) + (
                ["--embedding-model", args.embedding_model] if args.embedding_model else [])
         proc = subprocess.run(cmd, check=True, capture_output=True, text=True)
         report["scale"] = json.loads(proc.stdout.strip().splitlines()[-1])
