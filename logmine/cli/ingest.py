@@ -29,6 +29,9 @@ def ingest(
 
     Example: logmine ingest ~/.continue/dev_data ~/.tabby/events -o ws/
     """
+    from logmine.stages._ingest_threads import limit_polars_threads
+
+    limit_polars_threads()  # before Polars loads: on a busy machine its threads only add CPU
     from logmine.stages.ingest import IngestConfig
     from logmine.stages.ingest import ingest as run_ingest
 

@@ -40,7 +40,7 @@ import polars as pl
 
 from logmine.engine import Engine
 from logmine.errors import InputPathError, OptionError
-from logmine.formats import FORMAT_NAMES, detect_format, get_reader
+from logmine.formats import FORMAT_NAMES, Batch, detect_format, get_reader
 from logmine.records import (
     EVENTS_SCHEMA,
     LLM_REQUESTS_SCHEMA,
@@ -51,6 +51,7 @@ from logmine.records import (
     Reject,
     conform,
 )
+from logmine.stages._ingest_threads import use_threads
 from logmine.stages._ingest_writer import (  # pseudonym, pseudonymise, scrub_users: public, used by other stages
     WRITTEN_TABLES,
     FileReport,
@@ -81,6 +82,9 @@ class IngestConfig:
     """Re-ingest files even when their size and hash are unchanged."""
     wait: bool = False
     """Wait for another run's lock on the workspace instead of failing."""
+    threads: bool | None = None
+    """Spread a big file over threads (read, check, write at once); None: when cores are spare for
+    them at the start of the file (:mod:`logmine.stages._ingest_threads`)."""
 
 
 @dataclass
@@ -249,7 +253,7 @@ def _task(txn: Transaction, path: Path, known: dict[str, Any] | None, config: In
     name, skey = str(path), source_key(str(path))
     files = {table: str(txn.new_file(table, skey)) for table in WRITTEN_TABLES}
     size, sha = (known["size_bytes"], known["sha256"]) if known and not config.force else (None, None)
-    return FileTask(name, config.input_format, skey, key, files, size, sha)
+    return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads)
 
 
 def _read_all(tasks: list[FileTask], engine: Engine | None, meter: _Meter) -> Iterator[FileResult]:
@@ -338,6 +342,8 @@ class FileTask:
     known_size: int | None = None
     """Size and sha256 of the file's ``sources`` row, when it has one and ``--force`` is off."""
     known_sha: str | None = None
+    threads: bool | None = None
+    """:attr:`IngestConfig.threads`."""
 
 
 @dataclass(frozen=True)
@@ -382,12 +388,14 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
     if fmt is None:
         reason = "the file is empty" if before.st_size == 0 else "no reader recognises this file; use --input-format"
         return _file_reject(task, before.st_size, None, f"{REJECT_UNRECOGNISED_FILE}: {reason}")
+    threads = task.threads if task.threads is not None else before.st_size < THREADS_MIN_BYTES or use_threads()
     with ThreadPoolExecutor(1, thread_name_prefix="logmine-sha256") as pool:
         hashed: Future[str] | None = None if sha else pool.submit(file_sha256, path)
         writer = PartitionWriter({t: Path(f) for t, f in task.files.items()}, task.key, task.path, fmt, task.user_key)
         try:
-            # the reader and writer.prepare run in the prefetch thread, Parquet is written in this one
-            for prepared in prefetch(writer.prepare(batch) for batch in get_reader(fmt).read(path)):
+            prepared_batches = (writer.prepare(batch) for batch in _batches(fmt, path, threads))
+            # in threads: the reader and writer.prepare run in the prefetch thread, Parquet is written in this one
+            for prepared in prefetch(prepared_batches) if threads else prepared_batches:
                 writer.write(prepared)
                 on_bytes(prepared.bytes_read)
             sha = sha or hashed.result()  # type: ignore[union-attr]
@@ -406,6 +414,16 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
 
 
 _CHANGED = "changed-while-read"
+THREADS_MIN_BYTES = 64 << 20
+"""Smaller files are read with threads without asking whether cores are spare (it takes ~40 ms)."""
+
+
+def _batches(fmt: str, path: Path, threads: bool) -> Iterator[Batch]:
+    """The file's batches; the native reader checks one chunk at a time unless ``threads``."""
+    reader = get_reader(fmt)
+    if fmt == "native" and not threads:
+        return reader.read(path, workers=0)
+    return reader.read(path)
 
 
 def _file_reject(task: FileTask, size: int, fmt: str | None, reason: str) -> FileResult:

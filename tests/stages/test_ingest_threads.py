@@ -1,0 +1,47 @@
+"""Ingest with and without threads: the same workspace; the choice follows the spare cores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ingest_helpers import assert_same_tables, event, request, write_lines
+from test_ingest import BAD_LINES
+
+import logmine
+from logmine.formats import _native_fast
+from logmine.stages import _ingest_threads
+from logmine.stages.ingest import IngestConfig
+
+
+@pytest.mark.parametrize("chunk_bytes", [700, 1 << 20], ids=["many-chunks", "one-chunk"])
+def test_threads_on_and_off_make_the_same_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_bytes: int) -> None:
+    lines = [event(i) if i % 3 else request(i) for i in range(300)] + [raw for raw, _ in BAD_LINES] + [event(999)]
+    write_lines(tmp_path / "logs" / "a.jsonl", lines)
+    monkeypatch.setenv("LOGMINE_NATIVE_FAST", "1")
+    monkeypatch.setattr(_native_fast.read, "__defaults__", (chunk_bytes, _native_fast.WORKERS))
+    serial = logmine.ingest(tmp_path / "logs", tmp_path / "serial", IngestConfig(threads=False))
+    threaded = logmine.ingest(tmp_path / "logs", tmp_path / "threaded", IngestConfig(threads=True))
+    assert serial.lines_rejected == threaded.lines_rejected == len(BAD_LINES)
+    assert_same_tables(tmp_path / "serial", tmp_path / "threaded")
+
+
+@pytest.mark.parametrize(("spare", "expected"), [(0.0, False), (1.4, False), (1.5, True), (16.0, True)])
+def test_threads_only_when_cores_are_spare(spare: float, expected: bool) -> None:
+    assert _ingest_threads.use_threads(spare) is expected
+
+
+def test_runnable_others_is_a_count_or_unknown() -> None:
+    others = _ingest_threads.runnable_others(samples=2, interval=0.0)
+    assert others is None or others >= 0
+
+
+@pytest.mark.parametrize("spare", [False, True], ids=["busy", "idle"])
+def test_polars_pool_is_limited_only_when_busy_and_not_set_by_the_user(monkeypatch: pytest.MonkeyPatch, spare: bool) -> None:
+    monkeypatch.setattr(_ingest_threads, "use_threads", lambda: spare)
+    monkeypatch.delenv("POLARS_MAX_THREADS", raising=False)
+    _ingest_threads.limit_polars_threads()
+    assert _ingest_threads.os.environ.get("POLARS_MAX_THREADS") == (None if spare else "1")
+    monkeypatch.setenv("POLARS_MAX_THREADS", "4")
+    _ingest_threads.limit_polars_threads()
+    assert _ingest_threads.os.environ["POLARS_MAX_THREADS"] == "4"
