@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import statistics
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -279,7 +280,7 @@ def _parses(case: ValidationCase, output: str) -> bool | None:
     alone must parse cleanly.
     """
     try:
-        from logmine.code import parse, resolve_language
+        from logmine.code import error_count, parse, resolve_language
     except ImportError:  # a slim serving host without the parsing stack: no parse check
         return None
     prefix = case.slots.get("prefix") if isinstance(case.slots.get("prefix"), str) else ""
@@ -287,20 +288,12 @@ def _parses(case: ValidationCase, output: str) -> bool | None:
     language = resolve_language(case.language, case.file_path, None if (prefix or suffix) else output)
     if language is None:
         return None
-    with_output = _syntax_errors(parse(f"{prefix}{output}{suffix}", language).root_node)
-    context = _syntax_errors(parse(f"{prefix}{suffix}", language).root_node) if (prefix or suffix) else 0
+    def errors(code: str) -> int:  # every ERROR/MISSING node counted: no cap, the two are compared
+        return error_count(parse(code, language).root_node, limit=sys.maxsize)
+
+    with_output = errors(f"{prefix}{output}{suffix}")
+    context = errors(f"{prefix}{suffix}") if (prefix or suffix) else 0
     return with_output <= context
-
-
-def _syntax_errors(node: Any) -> int:
-    count, stack = 0, [node]
-    while stack:
-        n = stack.pop()
-        if n.is_error or n.is_missing:
-            count += 1
-        elif n.has_error:
-            stack.extend(n.children)
-    return count
 
 
 # -- aggregation -------------------------------------------------------------------------------
