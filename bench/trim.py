@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from logmine.code import GRAMMARS, get_parser  # noqa: E402
 from logmine.stages.trim import TrimConfig, Trimmer  # noqa: E402
 from logmine.stages.trim_eval import evaluate, nearest_lines  # noqa: E402
+from logmine.stages.trim_oracle import SIGNALS, bounds  # noqa: E402
 
 EXT = {".py": "python", ".java": "java", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
        ".ts": "typescript", ".go": "go", ".rs": "rust"}
@@ -225,6 +226,43 @@ def summary(rows: list) -> dict:
     }
 
 
+def bounds_rows(files: list, cfg: TrimConfig, opts: dict) -> list:
+    """``(language, Bounds)`` of every request, one incremental Trimmer over the streams; the recently
+    edited symbols of a request are the names of the units that enclosed the file's earlier cursors."""
+    t, rows = Trimmer(cfg), []
+    for path, lang, text in files:
+        recent: list[str] = []
+        for prefix, completion in requests_of(path, text, opts["sites"], opts["requests"], opts["prefix_lines"],
+                                              opts["completion_lines"], opts["seed"]):
+            b, units, upath = bounds(prefix, lang, completion, t, path, recent)
+            rows.append((lang, b))
+            if upath:
+                names = sorted(units[upath[-1]].defines)
+                recent = ([n for n in recent if n not in names] + names)[-32:]
+    return rows
+
+
+def print_bounds(rows: list, langs: list[str], budget: int) -> None:
+    """The oracle table: mean F1 over the requests with truth, and which signals see the referenced units."""
+    print(f"\nupper bounds, budget {budget} tokens (mean F1 over requests whose completion references a unit)")
+    print(f"{'language':12} {'w/ truth':>8} {'ours':>6} {'cutoff':>6} {'vis-code':>8} {'visible':>7} {'budget':>6} "
+          f"{'path>bud':>8} {'units':>6} " + " ".join(f"{s:>6}" for s in (*SIGNALS, "code", "any")))
+    for lang in langs + ["all"]:
+        bs = [b for l, b in rows if lang in ("all", l) and b.ours is not None]
+        if not bs:
+            continue
+        units = sum(b.truth for b in bs)
+        cover = [sum(b.covered[s] for b in bs) / units for s in (*SIGNALS, "narrow", "any")]
+        print(f"{lang:12} {len(bs):8d} {statistics.fmean(b.ours for b in bs):6.3f} "
+              f"{statistics.fmean(b.cutoff for b in bs):6.3f} {statistics.fmean(b.visible_narrow for b in bs):8.3f} "
+              f"{statistics.fmean(b.visible for b in bs):7.3f} {statistics.fmean(b.budget for b in bs):6.3f} "
+              f"{sum(b.path_over_budget for b in bs) / len(bs):8.3f} {units:6d} " + " ".join(f"{c:6.3f}" for c in cover))
+    print("(cutoff: our ranking, best per-request cutoff; vis-code: best subset of the referenced units that the"
+          "\n code signals (uses, typed, class) single out; visible: also recent symbols and imports; budget: of all"
+          "\n referenced units; path>bud: share of requests whose cursor path alone is over budget; signal columns:"
+          "\n share of referenced units each signal singles out; see logmine.stages.trim_oracle)")
+
+
 def tune(files: list, opts: dict, budget: int) -> TrimConfig:
     """Grid search on the given (tuning) files; prints each setting's F1."""
     grid = {
@@ -262,6 +300,7 @@ def main() -> None:
     ap.add_argument("--tune", action="store_true", help="grid-search parameters on these files instead")
     ap.add_argument("--repeat", type=int, default=3, help="throughput runs per setting (best is shown)")
     ap.add_argument("--speed-only", action="store_true", help="skip the F1 tables")
+    ap.add_argument("--bounds", action="store_true", help="print the oracle upper bounds of F1 instead")
     a = ap.parse_args()
     files = load_files(a.code_dir, a.files_per_language, a.min_lines, a.seed, a.snippets)
     opts = {"sites": a.sites, "requests": a.requests, "prefix_lines": a.prefix_lines,
@@ -270,6 +309,10 @@ def main() -> None:
     print(f"files: {len(files)} ({', '.join(f'{l}={sum(1 for f in files if f[1] == l)}' for l in langs)})")
     if a.tune:
         tune(files, opts, (a.budget or [256])[0])
+        return
+    if a.bounds:
+        for budget in a.budget or [256, 512]:
+            print_bounds(bounds_rows(files, TrimConfig(budget_tokens=budget), opts), langs, budget)
         return
     for budget in [] if a.speed_only else a.budget or [256, 512]:
         cfg = TrimConfig(budget_tokens=budget)
