@@ -72,14 +72,14 @@ def run(ctx: RunContext, stage: HeatmapStage) -> dict[str, Any]:
             txn.replace_table(name, df)
         txn.commit()
     result = hm.HeatmapResult(str(ws.root), tables, days_computed=plan.compute, days_reused=plan.reused)
-    _account(result, hstore.read_requests(ws, plan.window_days, config))
+    _account(result, hstore.read_requests(ws, plan.kept, config))
     if config.html or config.png:
         from logmine.stages.heatmap_render import render
 
-        examples = hstore.slow_examples(ws, plan.window_days, config) if config.html else None
+        examples = hstore.slow_examples(ws, plan.kept, config) if config.html else None
         result.files = [str(p) for p in render(result, ws.root / "heatmap", config, examples)]
     summary = result.summary()
-    return {"partitions": {"computed": plan.compute, "reused": len(plan.reused), "dropped": plan.gone},
+    return {"partitions": plan.to_json(),
             **{k: summary[k] for k in ("requests", "measured", "tokens", "skipped", "files")}}
 
 

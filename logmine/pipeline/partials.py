@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 
+from logmine.partitions import PartitionPlan, compare
 from logmine.workspace import Transaction, Workspace
 
 log = logging.getLogger(__name__)
@@ -34,26 +34,7 @@ INPUTS_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-@dataclass(frozen=True)
-class Plan:
-    """A stage's partitions: to compute, reused as stored, and gone."""
-
-    compute: list[str]
-    reused: list[str]
-    gone: list[str]
-    fingerprints: dict[str, str]
-    stored: dict[str, tuple[str, str, datetime]]
-    """Partition -> (fingerprint, run_id, computed_at) as stored before this run."""
-
-    @property
-    def kept(self) -> list[str]:
-        return sorted(self.compute + self.reused)
-
-    def to_json(self) -> dict[str, object]:
-        return {"computed": self.compute, "reused": len(self.reused), "dropped": self.gone}
-
-
-def plan(ws: Workspace, stage: str, fingerprints: Mapping[str, str], marker_table: str) -> Plan:
+def plan(ws: Workspace, stage: str, fingerprints: Mapping[str, str], marker_table: str) -> PartitionPlan:
     """Compare ``fingerprints`` (partition -> hash) with the stored ones of ``stage``.
 
     ``marker_table`` is a table every computed partition has a partition in (its partials).
@@ -64,14 +45,13 @@ def plan(ws: Workspace, stage: str, fingerprints: Mapping[str, str], marker_tabl
         for row in pl.read_parquet(parts[stage]).iter_rows(named=True):
             stored[row["partition"]] = (row["fingerprint"], row["run_id"], row["computed_at"])
     have = set(ws.partitions(marker_table)) if ws.has_table(marker_table) else set()
-    compute = [p for p in sorted(fingerprints) if stored.get(p, ("",))[0] != fingerprints[p] or p not in have]
-    reused = [p for p in sorted(fingerprints) if p not in compute]
+    compute, reused = compare(fingerprints, {p: s[0] for p, s in stored.items()}, have)
     gone = sorted(p for p in set(stored) | have if p not in fingerprints)
     log.info("%s: %d partitions to compute, %d reused, %d gone", stage, len(compute), len(reused), len(gone))
-    return Plan(compute, reused, gone, dict(fingerprints), stored)
+    return PartitionPlan(compute, reused, gone, dict(fingerprints), stored)
 
 
-def write_state(txn: Transaction, stage: str, p: Plan, run_id: str) -> None:
+def write_state(txn: Transaction, stage: str, p: PartitionPlan, run_id: str) -> None:
     """Record the fingerprints of the stage's partitions (same transaction as its partials)."""
     now = datetime.now(UTC)
     rows = [

@@ -335,12 +335,12 @@ def heatmap(workspace: Workspace | Path | str, config: HeatmapConfig | None = No
             txn.replace_table(name, table)
         txn.commit()
     result = HeatmapResult(str(ws.root), tables, days_computed=plan.compute, days_reused=plan.reused)
-    _account(result, store.read_requests(ws, plan.window_days, config))
+    _account(result, store.read_requests(ws, plan.kept, config))
     if config.html or config.png:
         from logmine.stages.heatmap_render import render
 
         out_dir = config.out_dir or ws.root / "heatmap"
-        examples = store.slow_examples(ws, plan.window_days, config) if config.html else None
+        examples = store.slow_examples(ws, plan.kept, config) if config.html else None
         result.files = [str(p) for p in render(result, out_dir, config, examples)]
     result.seconds = time.perf_counter() - started
     return result

@@ -9,13 +9,13 @@ that fingerprint changes, so a nightly run measures the new day and merges the s
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
 
 from logmine.formats._base import normalise_language
+from logmine.partitions import PartitionPlan, compare
 from logmine.stages.heatmap import (
     _INPUT_COLUMNS,
     DAYS_SCHEMA,
@@ -30,20 +30,6 @@ log = logging.getLogger(__name__)
 
 _TABLES = {"heatmap_sketch": SKETCH_SCHEMA, "heatmap_tokens": TOKEN_SCHEMA, "heatmap_requests": REQUEST_SCHEMA}
 _HASH_MOD = 1_000_000_007
-
-
-@dataclass(frozen=True)
-class DayPlan:
-    """The days of the window: to compute, to reuse as stored, and stored ones with no requests left."""
-
-    compute: list[str]
-    reused: list[str]
-    gone: list[str]
-    fingerprints: dict[str, str]
-
-    @property
-    def window_days(self) -> list[str]:
-        return sorted(self.compute + self.reused)
 
 
 def _day() -> pl.Expr:
@@ -66,7 +52,7 @@ def _in_window(days: pl.Expr | str, config: HeatmapConfig) -> Any:
     return cond
 
 
-def plan_days(ws: Workspace, config: HeatmapConfig, version: int) -> DayPlan:
+def plan_days(ws: Workspace, config: HeatmapConfig, version: int) -> PartitionPlan:
     """Fingerprint each day of the window and compare with the stored fingerprints."""
     lf = _requests(ws).with_columns(_day().alias("_day")).filter(_in_window("_day", config))
     cols = [c for c in lf.collect_schema().names() if c != "_day"]
@@ -82,12 +68,11 @@ def plan_days(ws: Workspace, config: HeatmapConfig, version: int) -> DayPlan:
     if ws.has_table("heatmap_days"):
         stored = dict(ws.scan("heatmap_days").select("day", "fingerprint").collect().iter_rows())
     have = set(ws.partitions("heatmap_sketch")) if ws.has_table("heatmap_sketch") else set()
-    compute = [d for d in fingerprints if config.recompute or stored.get(d) != fingerprints[d] or d not in have]
-    reused = [d for d in fingerprints if d not in compute]
+    compute, reused = compare(fingerprints, stored, have, recompute=config.recompute)
     in_window = [d for d in stored if (not config.since or d >= config.since.isoformat()) and (not config.until or d <= config.until.isoformat())]
     gone = sorted(d for d in in_window if d not in fingerprints)
     log.info("heatmap: %d days to compute, %d reused, %d gone", len(compute), len(reused), len(gone))
-    return DayPlan(compute, reused, gone, fingerprints)
+    return PartitionPlan(compute, reused, gone, fingerprints)
 
 
 def ensure_tables(txn: Transaction) -> None:
