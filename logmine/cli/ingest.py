@@ -31,7 +31,7 @@ def ingest(
     """
     from logmine.stages._ingest_threads import limit_polars_threads
 
-    limit_polars_threads()  # before Polars loads: on a busy machine its threads only add CPU
+    limit_polars_threads()  # before Polars loads: ingest's own threads give the parallelism
     from logmine.stages.ingest import IngestConfig
     from logmine.stages.ingest import ingest as run_ingest
 

@@ -415,7 +415,7 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
 
 _CHANGED = "changed-while-read"
 THREADS_MIN_BYTES = 64 << 20
-"""Smaller files are read with threads without asking whether cores are spare (it takes ~40 ms)."""
+"""Smaller files are read with threads without asking whether cores are spare (sampling takes ~40 ms)."""
 
 
 def _batches(fmt: str, path: Path, threads: bool) -> Iterator[Batch]:

@@ -36,12 +36,11 @@ def test_runnable_others_is_a_count_or_unknown() -> None:
     assert others is None or others >= 0
 
 
-@pytest.mark.parametrize("spare", [False, True], ids=["busy", "idle"])
-def test_polars_pool_is_limited_only_when_busy_and_not_set_by_the_user(monkeypatch: pytest.MonkeyPatch, spare: bool) -> None:
-    monkeypatch.setattr(_ingest_threads, "use_threads", lambda: spare)
+def test_polars_pool_is_one_thread_unless_set_by_the_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_ingest_threads, "runnable_others", lambda *a, **k: pytest.fail("sampled /proc/stat"))
     monkeypatch.delenv("POLARS_MAX_THREADS", raising=False)
     _ingest_threads.limit_polars_threads()
-    assert _ingest_threads.os.environ.get("POLARS_MAX_THREADS") == (None if spare else "1")
+    assert _ingest_threads.os.environ.get("POLARS_MAX_THREADS") == "1"
     monkeypatch.setenv("POLARS_MAX_THREADS", "4")
     _ingest_threads.limit_polars_threads()
     assert _ingest_threads.os.environ["POLARS_MAX_THREADS"] == "4"
