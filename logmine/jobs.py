@@ -101,9 +101,9 @@ def compress_logs(
 
 def _embedder(config: CompressJobConfig) -> tuple[Callable[[list[str]], Any], str]:
     if not config.embeddings:
-        from logmine.stages.fidelity import hashing_embedder
+        from logmine.stages.hashing import HashingEmbedder
 
-        return hashing_embedder(), "hashing-bag-of-words"
+        return HashingEmbedder(), "hashing-bag-of-words"
     from logmine.models import DEFAULT_EMBEDDING_MODEL, embed, embedding_model_path
 
     name = config.embedding_model

@@ -6,16 +6,15 @@ a few templates, token timings for the heatmap, and a couple of malformed lines 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 from polars.testing import assert_frame_equal
 
+from logmine.stages.hashing import HashingEmbedder
 from logmine.workspace import Workspace
 
 ACTIONS = ["file.open", "editor.edit", "completion.requested", "completion.shown", "completion.accepted",
@@ -115,18 +114,9 @@ def assert_same_tables(a: Path, b: Path, tables: list[str] = RESULT_TABLES) -> N
         assert_frame_equal(canon(wa.read(name)), canon(wb.read(name)), rel_tol=1e-9, abs_tol=1e-9)
 
 
-def hashing_embedder(texts: list[str]) -> np.ndarray:
-    """Bag-of-words hashed into 64 dimensions, L2-normalised (stands in for the sentence model)."""
-    out = np.zeros((len(texts), 64), dtype=np.float32)
-    for i, text in enumerate(texts):
-        for word in text.lower().split():
-            out[i, int(hashlib.blake2b(word.encode(), digest_size=4).hexdigest(), 16) % 64] += 1.0
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return out / np.where(norms == 0, 1, norms)
-
-
 def word_count(texts: list[str]) -> list[int]:
     return [len(t.split()) for t in texts]
 
 
-FAKE_MODELS = {"embedder": hashing_embedder, "count_tokens": word_count}
+FAKE_MODELS = {"embedder": HashingEmbedder(), "count_tokens": word_count}
+"""Stand-ins for the sentence model and the tokenizer."""

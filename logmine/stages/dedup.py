@@ -17,9 +17,9 @@ shingles, plus the nearest neighbours of each template's embedding. Families are
 components of the accepted pairs; each keeps its members and the evidence of every merge.
 
 The embedder is injectable (:class:`Embedder`): :class:`SentenceEmbedder` wraps the bundled
-all-MiniLM-L6-v2 (or any local sentence-transformers directory) and :class:`HashingEmbedder`
-is a tiny deterministic bag-of-words embedder for tests. An :class:`EmbeddingCache` keeps
-vectors by text hash, so a nightly run embeds only new templates.
+all-MiniLM-L6-v2 (or any local sentence-transformers directory), and
+:class:`logmine.stages.hashing.HashingEmbedder` is a deterministic bag-of-words one for tests.
+An :class:`EmbeddingCache` keeps vectors by text hash, so a nightly run embeds only new templates.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import numpy as np
 
 from logmine.pack import content_id
 from logmine.stages.templates_cluster import find_root
-from logmine.stages.templates_prompts import SENTINELS
+from logmine.stages.templates_code import SENTINELS
 
 log = logging.getLogger(__name__)
 
@@ -52,23 +52,6 @@ class Embedder(Protocol):
     name: str
 
     def __call__(self, texts: list[str]) -> np.ndarray: ...
-
-
-class HashingEmbedder:
-    """A deterministic bag-of-words embedder (feature hashing of words): no model, for tests."""
-
-    def __init__(self, dim: int = 256) -> None:
-        self.dim = dim
-        self.name = f"hashing-bow-{dim}"
-
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                h = zlib.crc32(word.encode())
-                out[row, h % self.dim] += 1.0 if (h >> 16) & 1 else -1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1, norms)
 
 
 class SentenceEmbedder:

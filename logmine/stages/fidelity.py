@@ -306,25 +306,6 @@ class CachedEmbedder:
         return np.stack([self.cache[t] for t in texts])
 
 
-def hashing_embedder(dim: int = 512) -> Embedder:
-    """A deterministic bag-of-words embedder (word and bigram hashing), for tests and --no-embeddings.
-
-    Not semantic: paraphrases score low. Use the real model for real fidelity figures.
-    """
-    import zlib
-
-    def embed(texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            words = re.findall(r"[a-z0-9]+", text.lower())
-            for gram in words + [a + " " + b for a, b in zip(words, words[1:], strict=False)]:
-                out[i, zlib.crc32(gram.encode()) % dim] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.maximum(norms, 1e-9)
-
-    return embed
-
-
 def whitespace_tokens(texts: list[str]) -> list[int]:
     """A crude token count (words and punctuation, as context trimming counts them), for tests."""
     from logmine.stages.trim_units import count_tokens

@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: pipeline_data
 
-from pipeline_data import hashing_embedder, word_count, write_day, write_pipeline  # noqa: E402
+from pipeline_data import FAKE_MODELS, write_day, write_pipeline  # noqa: E402
 
 from logmine.workspace import Workspace  # noqa: E402
 
@@ -41,6 +41,6 @@ def full_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     extra = '\n[stages.compress]\nenabled = true\n[[queries]]\nname = "per_model"\nfile = "per_model.sql"\ntitle = "Requests per model"\n'
     (root / "per_model.sql").write_text("SELECT model, count(*) AS requests FROM llm_requests GROUP BY ALL ORDER BY model")
     path = write_pipeline(root, extra=extra, report=False)
-    run_pipeline(path, models={"embedder": hashing_embedder, "count_tokens": word_count})
+    run_pipeline(path, models=FAKE_MODELS)
     add_validation(root / "ws")
     return root / "ws"

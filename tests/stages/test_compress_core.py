@@ -5,7 +5,8 @@ import importlib.util
 import pytest
 
 from logmine.stages.compress import CompressConfig, Compressor, normalise_whitespace, shared_prefixes
-from logmine.stages.fidelity import hashing_embedder, is_prose, segments, sentences, static_text, template_lines, whitespace_tokens
+from logmine.stages.fidelity import is_prose, segments, sentences, static_text, template_lines, whitespace_tokens
+from logmine.stages.hashing import HashingEmbedder
 
 TEN = [
     "You are an expert programming assistant.",
@@ -31,7 +32,7 @@ def minilm():
 
 
 def hashing() -> Compressor:
-    return Compressor(hashing_embedder(), whitespace_tokens)
+    return Compressor(HashingEmbedder(), whitespace_tokens)
 
 
 def test_segments_round_trip_and_slots() -> None:
@@ -48,14 +49,14 @@ def test_sentences_split_on_punctuation_and_lines() -> None:
 
 def test_whitespace_keeps_space_before_slot() -> None:
     assert normalise_whitespace("a  b   \n\n\n\nc ", last=False) == "a b\n\nc "
-    comp = Compressor(hashing_embedder(), whitespace_tokens, CompressConfig(lossy=False, reorder=False))
+    comp = Compressor(HashingEmbedder(), whitespace_tokens, CompressConfig(lossy=False, reorder=False))
     out = comp.compress("Here is the file  {{ path }}   written in {{ lang }}:\n\n\n\nDone.")
     assert out.source == "Here is the file {{ path }} written in {{ lang }}:\n\nDone."
 
 
 def test_repeated_instruction_is_kept_once_without_fidelity_loss() -> None:
     src = "Be concise.\nUse type hints.\n{{ code }}\nBe concise.\n"
-    out = Compressor(hashing_embedder(), whitespace_tokens, CompressConfig(lossy=False, reorder=False)).compress(src)
+    out = Compressor(HashingEmbedder(), whitespace_tokens, CompressConfig(lossy=False, reorder=False)).compress(src)
     assert out.source.count("Be concise.") == 1
     assert out.fidelity == pytest.approx(1.0)
     assert out.lossy is False
@@ -69,7 +70,7 @@ def test_fim_template_is_never_touched() -> None:
 
 def test_layout_moves_trailing_instructions_before_first_slot_keeping_fences() -> None:
     src = "Code:\n```\n{{ code }}\n```\nExplain what it does.\n"
-    out = Compressor(hashing_embedder(), whitespace_tokens, CompressConfig(lossy=False)).compress(src)
+    out = Compressor(HashingEmbedder(), whitespace_tokens, CompressConfig(lossy=False)).compress(src)
     assert out.source == "Explain what it does.\n\nCode:\n```\n{{ code }}\n```\n"
     assert "layout" in out.steps
 
@@ -121,7 +122,7 @@ def test_fences_tags_and_role_labels_are_never_dropped() -> None:
 
 
 def lossless() -> Compressor:
-    return Compressor(hashing_embedder(), whitespace_tokens, CompressConfig(lossy=False))
+    return Compressor(HashingEmbedder(), whitespace_tokens, CompressConfig(lossy=False))
 
 
 @pytest.mark.parametrize("src", [
@@ -203,7 +204,7 @@ def test_a_turn_tag_at_the_end_of_the_tail_keeps_it_in_place() -> None:
 
 
 def test_unique_sentences_and_questions_are_never_dropped() -> None:
-    comp = Compressor(hashing_embedder(), whitespace_tokens, CompressConfig(min_fidelity=0.5))  # a gate that allows a lot
+    comp = Compressor(HashingEmbedder(), whitespace_tokens, CompressConfig(min_fidelity=0.5))  # a gate that allows a lot
     src = "\n".join(TEN) + "\nWhat does parse do in this file?\n{{ code }}\n"
     out = comp.compress(src)
     assert all(sentence in out.source for sentence in [*TEN, "What does parse do in this file?"])

@@ -9,12 +9,13 @@ from hypothesis import strategies as st
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from logmine.stages.compress import CompressConfig, Compressor
-from logmine.stages.fidelity import Segment, hashing_embedder, join, segments, static_text, template_lines, whitespace_tokens
+from logmine.stages.fidelity import Segment, join, segments, static_text, template_lines, whitespace_tokens
+from logmine.stages.hashing import HashingEmbedder
 from logmine.stages.instances import extract_slots, render
 
 ENV = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
 """How the serving layer renders pack templates (logmine_serving.render.SafeRenderer)."""
-COMPRESSOR = Compressor(hashing_embedder(), whitespace_tokens, CompressConfig(min_fidelity=0.9))
+COMPRESSOR = Compressor(HashingEmbedder(), whitespace_tokens, CompressConfig(min_fidelity=0.9))
 
 WORDS = ["answer", "code", "short", "always", "never", "explain", "tests", "names", "keep", "style", "file", "error",
          "the", "this", "with", "please", "really", "just", "make sure to", "in order to", "**bold**"]
@@ -73,7 +74,7 @@ def test_code_and_structure_lines_survive_in_order(source: str) -> None:
 @given(templates())
 def test_lossy_templates_respect_the_gate(source: str) -> None:
     out = COMPRESSOR.compress(source)
-    again = Compressor(hashing_embedder(), whitespace_tokens, CompressConfig(min_fidelity=0.9)).fidelity(source, out.source)
+    again = Compressor(HashingEmbedder(), whitespace_tokens, CompressConfig(min_fidelity=0.9)).fidelity(source, out.source)
     assert abs(again - out.fidelity) < 1e-6
     if out.lossy:
         assert again >= 0.9

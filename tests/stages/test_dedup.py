@@ -8,7 +8,6 @@ import pytest
 from logmine.stages.dedup import (
     DedupConfig,
     Embedder,
-    HashingEmbedder,
     MemoryCache,
     SentenceEmbedder,
     edit_similarity,
@@ -19,6 +18,7 @@ from logmine.stages.dedup import (
     normalise,
     sentinel_frame,
 )
+from logmine.stages.hashing import HashingEmbedder
 
 REWRITE = "You are an expert programmer. Rewrite the code to satisfy this request: <*>\n```{language}\n{code}\n```"
 TEMPLATES = {

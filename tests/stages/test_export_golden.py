@@ -149,14 +149,14 @@ def test_names_are_unique_and_do_not_depend_on_the_compression(job, tmp_path: Pa
     from logmine.jobs import _tokenizer
     from logmine.stages.export import ExportConfig
     from logmine.stages.export import run as export
-    from logmine.stages.fidelity import hashing_embedder
+    from logmine.stages.hashing import HashingEmbedder
 
     out, _ = job
     pack = load_pack(out / "pack")
     assert len({t.name for t in pack.templates}) == len(pack.templates)
     count, _, _ = _tokenizer(CONFIG)
     config = ExportConfig(compress=CompressConfig(lossy=False, reorder=False), trim=None, pack_dir=tmp_path / "other")
-    export(Workspace.open(out), hashing_embedder(), count, config)
+    export(Workspace.open(out), HashingEmbedder(), count, config)
     other = load_pack(tmp_path / "other")
     assert {t.id: t.name for t in other.templates} == {t.id: t.name for t in pack.templates}
     assert other.trimming is None

@@ -11,7 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from logmine.cli import app, main
-from logmine.stages.dedup import DedupConfig, HashingEmbedder
+from logmine.stages.dedup import DedupConfig
+from logmine.stages.hashing import HashingEmbedder
 from logmine.stages.ingest import IngestConfig, ingest
 from logmine.stages.templates_workspace import TemplatesConfig, run
 from logmine.workspace import Workspace
@@ -46,7 +47,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def mined(workspace: Path) -> Path:
     report = run(workspace, TemplatesConfig(dedup=DedupConfig(semantic_threshold=0.8)), embedder=HashingEmbedder())
     assert (report.requests, report.requests_with_prompt, report.templates, report.families) == (75, 72, 6, 6)
-    assert report.embeddings_computed == 6 and report.embedding_model == "hashing-bow-256"
+    assert report.embeddings_computed == 6 and report.embedding_model == "hashing-bow-512-bigrams"
     return workspace
 
 
