@@ -23,7 +23,8 @@ ROOT=$(pwd)
 WHL=.whl
 # the versions logmine is tested with (pyproject.toml / serving/pyproject.toml)
 WHEELS="pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5 fastapi==0.165.0
-        starlette==1.10.0 uvicorn==0.54.0 h11==0.16.0 annotated-doc==0.0.7 rapidfuzz==3.14.6 jinja2==3.1.6"
+        starlette==1.10.0 uvicorn==0.54.0 h11==0.16.0 annotated-doc==0.0.7 rapidfuzz==3.14.6 jinja2==3.1.6
+        opentelemetry-api==1.45.2 gguf==0.19.0"
 
 if [[ "${1:-}" == "prepare" ]]; then
     PY=${PYTHON:-.venv/bin/python}

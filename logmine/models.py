@@ -29,6 +29,8 @@ log = logging.getLogger(__name__)
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_GENERATOR = "SmolLM2-135M-Instruct"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_PARAMS = 134_515_008
+"""The bundled generator's parameters (reading its GGUF config alone takes seconds)."""
 
 
 def require(module: str, extra: str, purpose: str) -> Any:
@@ -142,10 +144,36 @@ def token_functions(name: str | None = None) -> tuple[Callable[[list[str]], list
     return count, ids
 
 
+SMALL_MODEL_PARAMS = 1_000_000_000
+"""Below this many parameters a generator on CUDA runs in float32 by default: decoding such a model
+is bound by kernel launches, not memory, so bf16 buys nothing, and float32 keeps greedy outputs
+identical with and without the shared-prefix cache. Measured on an H200 with SmolLM2-135M
+(docs/benchmarks.md, serving): time to first token 23 ms in float32 against 60 ms in bf16, and
+8/8 against 6/8 outputs identical with the prefix cache."""
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+def generator_dtype(device: str, n_params: int | None, choice: str | None = None) -> str:
+    """The torch dtype name a generator of ``n_params`` parameters runs in on ``device``.
+
+    ``choice`` (default: ``LOGMINE_DTYPE``, else "auto") names one of :data:`DTYPES`; "auto" is
+    float32 on CPU and for models under :data:`SMALL_MODEL_PARAMS` on CUDA, bf16 otherwise.
+    """
+    choice = choice or os.environ.get("LOGMINE_DTYPE") or "auto"
+    if choice not in DTYPES:
+        raise LogmineError(f"unknown dtype {choice!r} (LOGMINE_DTYPE); choose one of {', '.join(DTYPES)}")
+    if choice != "auto":
+        return choice
+    if not device.startswith("cuda") or (n_params is not None and n_params < SMALL_MODEL_PARAMS):
+        return "float32"
+    return "bfloat16"
+
+
 def load_generator(name: str | None = None, device: str | None = None) -> tuple[Any, Any, str]:
     """``(model, tokenizer, device)``: a local causal LM directory, or the bundled SmolLM2.
 
-    CUDA with bf16 and SDPA attention when present, else CPU fp32 with explicit threads.
+    CUDA with SDPA attention when present (dtype: :func:`generator_dtype`), else CPU float32
+    with explicit threads.
     """
     torch = require("torch", "ml", "the generator")
     transformers = require("transformers", "ml", "the generator")
@@ -153,16 +181,26 @@ def load_generator(name: str | None = None, device: str | None = None) -> tuple[
     device = device or ("cuda" if _cuda_available() else "cpu")
     if device == "cpu":
         set_torch_threads()
-    dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
-    kwargs: dict[str, Any] = {"dtype": dtype, "attn_implementation": "sdpa"}
     if name and name != DEFAULT_GENERATOR:
         if not Path(name).is_dir():
             raise LogmineError(f"model {name!r} is not a local directory; logmine never downloads models")
-        model = transformers.AutoModelForCausalLM.from_pretrained(name, local_files_only=True, **kwargs)
+        source: dict[str, Any] = {"pretrained_model_name_or_path": name, "local_files_only": True}
+        n_params = _count_params(torch, transformers, source) if device.startswith("cuda") else None
     else:
-        model = transformers.AutoModelForCausalLM.from_pretrained(str(smollm2_dir()), gguf_file=SMOLLM2_GGUF, **kwargs)
+        source = {"pretrained_model_name_or_path": str(smollm2_dir()), "gguf_file": SMOLLM2_GGUF}
+        n_params = SMOLLM2_PARAMS
+    dtype = getattr(torch, generator_dtype(device, n_params))
+    model = transformers.AutoModelForCausalLM.from_pretrained(**source, dtype=dtype, attn_implementation="sdpa")
     model.to(device).eval()
     return model, load_tokenizer(name), device
+
+
+def _count_params(torch: Any, transformers: Any, source: dict[str, Any]) -> int:
+    """The parameters of the model at ``source``, counted on the meta device (no weights loaded)."""
+    config = transformers.AutoConfig.from_pretrained(**source)
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    return sum(p.numel() for p in model.parameters())
 
 
 def _cuda_available() -> bool:
