@@ -17,23 +17,20 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 class HashingEmbedder:
-    """Lower-cased words (and, with ``bigrams``, pairs of neighbouring words), each counted in
-    the dimension its CRC-32 picks, L2-normalised; a text without words is the zero vector.
-    Satisfies :class:`logmine.stages.dedup.Embedder` and the fidelity check's embedder."""
+    """Lower-cased words and pairs of neighbouring words, each counted in the dimension its
+    CRC-32 picks, L2-normalised; a text without words is the zero vector. Satisfies
+    :class:`logmine.stages.dedup.Embedder` and the fidelity check's embedder."""
 
-    def __init__(self, dim: int = 512, bigrams: bool = True) -> None:
+    def __init__(self, dim: int = 512) -> None:
         self.dim = dim
         """Dimensions of the vectors."""
-        self.bigrams = bigrams
-        """Count pairs of neighbouring words as well as words (word order matters a little)."""
-        self.name = f"hashing-bow-{dim}" + ("-bigrams" if bigrams else "")
+        self.name = f"hashing-bow-{dim}"
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
             words = _WORD.findall(text.lower())
-            grams = words + [a + " " + b for a, b in zip(words, words[1:])] if self.bigrams else words
-            for gram in grams:
+            for gram in words + [a + " " + b for a, b in zip(words, words[1:])]:
                 out[i, zlib.crc32(gram.encode()) % self.dim] += 1.0
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-9)

@@ -47,7 +47,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def mined(workspace: Path) -> Path:
     report = run(workspace, TemplatesConfig(dedup=DedupConfig(semantic_threshold=0.8)), embedder=HashingEmbedder())
     assert (report.requests, report.requests_with_prompt, report.templates, report.families) == (75, 72, 6, 6)
-    assert report.embeddings_computed == 6 and report.embedding_model == "hashing-bow-512-bigrams"
+    assert report.embeddings_computed == 6 and report.embedding_model == "hashing-bow-512"
     return workspace
 
 
