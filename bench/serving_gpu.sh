@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The serving benchmark on a GPU host: the same sections as on CPU (render, shared-prefix KV reuse,
 # validate original vs compressed, loopback load with and without dynamic batching), on CUDA
-# with bf16 + SDPA, written to one JSON file and its log.
+# with SDPA in the dtype logmine.models.generator_dtype picks (float32 under 1B parameters), written
+# to one JSON file and its log. The GGUF weights (98 MB) exceed one device call: see docs/benchmarks.md.
 #
 #   bash bench/serving_gpu.sh prepare     # HERE, where PyPI is reachable: fetch into .whl/ the
 #                                         # Python 3.12 wheels a bare GPU image lacks, and the
