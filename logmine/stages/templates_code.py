@@ -119,8 +119,10 @@ def code_regions(text: str, slots: SlotStore, language: str | None = None) -> st
 
     def flush() -> None:
         body = "".join([pieces[i][0] for i in run])
-        if (pieces[run[0]][2], pieces[run[0]][2] + len(body)) in whole:
-            out.append(_slot(body, slots))
+        start = pieces[run[0]][2]
+        end = whole.get(start, -1)
+        if start < end <= start + len(body):  # a body whole; the newline before a closing fence stays out
+            out.append(_slot(body[: end - start], slots) + body[end - start :])
         elif body.strip():
             # newlines around the region stay outside the slot; its first line's indentation is code
             lead = _LEAD.match(body).group(0)  # type: ignore[union-attr]
@@ -233,11 +235,16 @@ def _in_code(pieces: list[tuple[str, bool, int]], i: int) -> bool:
     return before.endswith(_QUOTES) or after.startswith(_QUOTES) or glued
 
 
-def _code_bodies(text: str, pieces: list[tuple[str, bool, int]], kinds: list[str]) -> set[tuple[int, int]]:
-    """The spans of the code in tag bodies (``<TAG>...</TAG>``, cut at the fixed pieces inside,
-    such as a cursor marker), blank space at their edges included; their blank pieces become code."""
-    spans = sorted(m.span(2) for m in _TAG_BODY.finditer(text)) if "</" in text else []
-    whole: set[tuple[int, int]] = set()
+def _code_bodies(text: str, pieces: list[tuple[str, bool, int]], kinds: list[str]) -> dict[int, int]:
+    """The spans of the code in tag bodies (``<TAG>...</TAG>``) and fenced blocks, cut at the fixed
+    pieces inside (such as a cursor marker), blank space at their edges included; their blank pieces
+    become code. (A blank line before a closing fence is the value's: a template that kept it would
+    match only code ending in one.)"""
+    spans = [m.span(2) for m in _TAG_BODY.finditer(text)] if "</" in text else []
+    if "```" in text or "~~~" in text:
+        spans += [m.span(2) for m in _FENCE_BODY.finditer(text) if m.end(2) > m.start(2)]
+    spans.sort()
+    whole: dict[int, int] = {}  # start -> end
     if not spans:
         return whole
     offsets = [offset for _, _, offset in pieces]
@@ -249,7 +256,7 @@ def _code_bodies(text: str, pieces: list[tuple[str, bool, int]], kinds: list[str
                 segment.append(i)
             if segment and (offset >= end or kinds[i] == "fixed" or i == len(pieces) - 1):
                 if any(kinds[j] == "code" for j in segment) and all(kinds[j] in ("code", "space") for j in segment):
-                    whole.add((pieces[segment[0]][2], pieces[segment[-1]][2] + len(pieces[segment[-1]][0])))
+                    whole[pieces[segment[0]][2]] = pieces[segment[-1]][2] + len(pieces[segment[-1]][0])
                     for j in segment:
                         kinds[j] = "code"
                 segment = []

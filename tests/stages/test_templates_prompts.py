@@ -94,6 +94,10 @@ def test_code_becomes_slots_and_prose_stays() -> None:
                      id="the-same-with-the-cursor-on-a-line-of-its-own"),
         pytest.param('Edit:\n<DOC>x = "ab<CURSOR/>c"\n</DOC>\n', {}, "Edit:\n<DOC>{code}<CURSOR/>{code}</DOC>\n",
                      id="a-marker-stays-even-in-a-string-literal"),
+        pytest.param("Here:\n```python\nx = 1\n\n```\nFix it.", {}, "Here:\n```{language}\n{code}\n```\nFix it.",
+                     id="a-blank-line-before-a-closing-fence-is-the-code-s"),
+        pytest.param("Here:\n```python\n\n\nx = 1\n\n\n```\nFix it.", {}, "Here:\n```{language}\n{code}\n```\nFix it.",
+                     id="so-are-blank-lines-at-both-ends"),
     ],
 )
 def test_code_in_context(prompt: str, values: dict[str, str], expected: str) -> None:
