@@ -104,14 +104,19 @@ class _LongLine(NamedTuple):
     blank: bool  # only ASCII whitespace
 
 
-def read(path: Path, chunk_bytes: int = CHUNK_BYTES, workers: int = WORKERS) -> Iterator[Batch]:
+def read(
+    path: Path, chunk_bytes: int = CHUNK_BYTES, workers: int = WORKERS, *, span: tuple[int, int | None, int] | None = None,
+) -> Iterator[Batch]:
     """Read native JSONL at ``path`` into one batch per chunk, in order; see the module docstring.
 
     ``workers`` chunks are checked at once (Polars releases the GIL, so one chunk's parse runs
     while another's Python work does); at most ``workers + 1`` chunks are held in memory.
+    ``span`` = ``(start, stop, first_line)`` reads only bytes ``[start, stop)`` (``stop`` None: to
+    the end) of a plain file, numbering its lines from ``first_line``; ``start`` must begin a line.
     """
-    number, cache = 1, _AttrsCache()
-    with open_binary(path) as fh, ThreadPoolExecutor(max(workers, 1), thread_name_prefix="logmine-native") as pool:
+    number, cache = 1 if span is None else span[2], _AttrsCache()
+    with open_binary(path) as raw, ThreadPoolExecutor(max(workers, 1), thread_name_prefix="logmine-native") as pool:
+        fh = raw if span is None else _Window(raw, span[0], span[1])
         pending: deque[Future[Batch]] = deque()
         try:
             for piece in _pieces(fh, min(chunk_bytes, MAX_LINE_BYTES)):
@@ -139,6 +144,28 @@ def _read_piece(piece: bytes | _LongLine, number: int, lines: _Lines | None, cac
 
 
 # -- splitting the stream into line-aligned chunks ---------------------------------------------
+class _Window:
+    """Bytes ``[start, stop)`` of a seekable binary file, read like the file itself."""
+
+    def __init__(self, fh, start: int, stop: int | None) -> None:  # noqa: ANN001 - a binary file object
+        fh.seek(start)
+        self.fh, self.left = fh, None if stop is None else stop - start
+
+    def readinto(self, buffer: bytearray) -> int:
+        if self.left is None:
+            return self.fh.readinto(buffer)
+        n = self.fh.readinto(memoryview(buffer)[:self.left]) if self.left else 0
+        self.left -= n
+        return n
+
+    def read(self, size: int) -> bytes:
+        if self.left is None:
+            return self.fh.read(size)
+        data = self.fh.read(min(size, self.left)) if self.left else b""
+        self.left -= len(data)
+        return data
+
+
 def _pieces(fh, size: int) -> Iterator[bytes | _LongLine]:  # noqa: ANN001 - a binary file object
     """Chunks of whole lines (the last may lack its newline), and over-long lines on their own.
 

@@ -51,6 +51,7 @@ from logmine.records import (
     Reject,
     conform,
 )
+from logmine.stages._ingest_split import REST_SUFFIX, Worker, plan_split, rest_result
 from logmine.stages._ingest_threads import use_threads
 from logmine.stages._ingest_writer import (  # pseudonym, pseudonymise, scrub_users: public, used by other stages
     WRITTEN_TABLES,
@@ -85,6 +86,9 @@ class IngestConfig:
     threads: bool | None = None
     """Spread a big file over threads (read, check, write at once); None: when cores are spare for
     them at the start of the file (:mod:`logmine.stages._ingest_threads`)."""
+    split: bool | None = None
+    """Read a plain native file of ``THREADS_MIN_BYTES`` or more in two processes, each in step
+    (:mod:`logmine.stages._ingest_split`); None: when ``threads`` is None and cores are spare."""
 
 
 @dataclass
@@ -252,8 +256,9 @@ def ingest(
 def _task(txn: Transaction, path: Path, known: dict[str, Any] | None, config: IngestConfig, key: bytes) -> FileTask:
     name, skey = str(path), source_key(str(path))
     files = {table: str(txn.new_file(table, skey)) for table in WRITTEN_TABLES}
+    rest = {table: str(txn.new_file(table, skey + REST_SUFFIX)) for table in WRITTEN_TABLES}
     size, sha = (known["size_bytes"], known["sha256"]) if known and not config.force else (None, None)
-    return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads)
+    return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads, config.split, rest)
 
 
 def _read_all(tasks: list[FileTask], engine: Engine | None, meter: _Meter) -> Iterator[FileResult]:
@@ -344,6 +349,10 @@ class FileTask:
     known_sha: str | None = None
     threads: bool | None = None
     """:attr:`IngestConfig.threads`."""
+    split: bool | None = None
+    """:attr:`IngestConfig.split`."""
+    rest_files: dict[str, str] = field(default_factory=dict)
+    """Table -> the Parquet file of the part a worker process reads, when the file is split."""
 
 
 @dataclass(frozen=True)
@@ -357,6 +366,8 @@ class FileResult:
     source: dict[str, Any] | None = None
     reject: str | None = None
     """A file-level reject's reason (the file could not be read or recognised)."""
+    rest_files: dict[str, str] = field(default_factory=dict)
+    """Table -> written Parquet file of the part a worker process read (partition key + REST_SUFFIX)."""
 
 
 def read_file(task: FileTask, on_bytes: Callable[[int], None] | None = None) -> FileResult:
@@ -388,29 +399,44 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
     if fmt is None:
         reason = "the file is empty" if before.st_size == 0 else "no reader recognises this file; use --input-format"
         return _file_reject(task, before.st_size, None, f"{REJECT_UNRECOGNISED_FILE}: {reason}")
-    threads = task.threads if task.threads is not None else before.st_size < THREADS_MIN_BYTES or use_threads()
+    big = before.st_size >= THREADS_MIN_BYTES
+    threads = task.threads if task.threads is not None else not big or use_threads()
+    wanted = task.split if task.split is not None else task.threads is None and big and threads
+    rest = plan_split(path, fmt, before.st_size, wanted, task.key, task.user_key, task.rest_files)
+    worker = None if rest is None else Worker(rest)
     with ThreadPoolExecutor(1, thread_name_prefix="logmine-sha256") as pool:
         hashed: Future[str] | None = None if sha else pool.submit(file_sha256, path)
         writer = PartitionWriter({t: Path(f) for t, f in task.files.items()}, task.key, task.path, fmt, task.user_key)
         try:
-            prepared_batches = (writer.prepare(batch) for batch in _batches(fmt, path, threads))
+            batches = _batches(fmt, path, threads and rest is None, None if rest is None else rest.start)
+            prepared_batches = (writer.prepare(batch) for batch in batches)
             # in threads: the reader and writer.prepare run in the prefetch thread, Parquet is written in this one
-            for prepared in prefetch(prepared_batches) if threads else prepared_batches:
+            for prepared in prefetch(prepared_batches) if threads and rest is None else prepared_batches:
                 writer.write(prepared)
                 on_bytes(prepared.bytes_read)
+            rest_done = None if rest is None else rest_result(worker, rest, on_bytes)  # type: ignore[arg-type]
             sha = sha or hashed.result()  # type: ignore[union-attr]
             after = path.stat()
         except _FILE_ERRORS as exc:  # a truncated .gz, a corrupt zip or .zst: the file, not a line
             writer.abort()
             return _file_reject(task, before.st_size, fmt, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
+        finally:
+            if worker is not None:
+                worker.kill()
     if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
         sha = _CHANGED
     report, written = writer.finish()
+    rest_written: dict[str, Path] = {}
+    if rest_done is not None:
+        rest_report, rest_written = rest_done
+        for name in ("lines_read", "lines_accepted", "lines_rejected", "events", "requests"):
+            setattr(report, name, getattr(report, name) + getattr(rest_report, name))
     row = {
         "path": task.path, "sha256": sha, "size_bytes": before.st_size, "source_format": fmt, "lines_read": report.lines_read,
         "lines_accepted": report.lines_accepted, "lines_rejected": report.lines_rejected, "ingested_at": datetime.now(UTC),
     }
-    return FileResult(report, before.st_size, {t: str(p) for t, p in written.items()}, row)
+    return FileResult(report, before.st_size, {t: str(p) for t, p in written.items()}, row,
+                      rest_files={t: str(p) for t, p in rest_written.items()})
 
 
 _CHANGED = "changed-while-read"
@@ -418,8 +444,13 @@ THREADS_MIN_BYTES = 64 << 20
 """Smaller files are read with threads without asking whether cores are spare (sampling takes ~40 ms)."""
 
 
-def _batches(fmt: str, path: Path, threads: bool) -> Iterator[Batch]:
-    """The file's batches; the native reader checks one chunk at a time unless ``threads``."""
+def _batches(fmt: str, path: Path, threads: bool, stop: int | None = None) -> Iterator[Batch]:
+    """The file's batches (up to byte ``stop`` of a split file); the native reader checks one chunk
+    at a time unless ``threads``."""
+    if stop is not None:
+        from logmine.formats import _native_fast
+
+        return _native_fast.read(path, workers=0, span=(0, stop, 1))
     reader = get_reader(fmt)
     if fmt == "native" and not threads:
         return reader.read(path, workers=0)
@@ -438,10 +469,11 @@ def _adopt(txn: Transaction, task: FileTask, result: FileResult) -> FileReport:
         if result.source["sha256"] == _CHANGED:
             log.warning("%s changed while it was read; it will be read again on the next run", task.path)
         for table in WRITTEN_TABLES:
-            if table in result.files:
-                txn.put_file(table, task.key, Path(result.files[table]))
-            else:
-                txn.drop_partition(table, task.key)
+            for key, files in ((task.key, result.files), (task.key + REST_SUFFIX, result.rest_files)):
+                if table in files:
+                    txn.put_file(table, key, Path(files[table]))
+                else:
+                    txn.drop_partition(table, key)
     return result.report
 
 
@@ -472,6 +504,8 @@ def _reject_file(txn: Transaction, name: str, fmt: str | None, reason: str) -> t
     key = source_key(name)
     for table in ("events", "llm_requests"):
         txn.drop_partition(table, key)
+    for table in WRITTEN_TABLES:
+        txn.drop_partition(table, key + REST_SUFFIX)
     rejects = pl.DataFrame([Reject(0, reason, "").row(name, fmt or "unknown")], schema=REJECTS_SCHEMA)
     txn.put_partition("rejects", key, rejects)
     return FileReport(name, fmt, "rejected"), None

@@ -1,0 +1,102 @@
+"""A native file read in two processes: the same rows, in the same order, as read in one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from ingest_helpers import big_native_dir, write_lines
+from polars.testing import assert_frame_equal
+from test_ingest import BAD_LINES
+
+import logmine
+from logmine.stages import _ingest_split, ingest
+from logmine.stages.ingest import IngestConfig
+from logmine.workspace import Workspace
+
+ROW_TABLES = ("events", "llm_requests", "rejects")
+
+
+@pytest.fixture(autouse=True)
+def _fast_reader_and_one_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOGMINE_NATIVE_FAST", "1")  # inherited by the worker process
+    monkeypatch.setenv("LOGMINE_USER_KEY", "split-test-key")  # pseudonyms comparable across workspaces
+
+
+def _rows(root: Path, table: str) -> pl.DataFrame:
+    """A table's rows in the order its view gives them (partitions in key order)."""
+    return Workspace.open(root).read(table)
+
+
+def _assert_same_rows(a: Path, b: Path) -> None:
+    for table in ROW_TABLES:
+        assert_frame_equal(_rows(a, table), _rows(b, table), check_row_order=True)
+    assert_frame_equal(_rows(a, "sources").drop("ingested_at"), _rows(b, "sources").drop("ingested_at"))
+
+
+def _one_file(tmp_path: Path) -> Path:
+    logs = big_native_dir(tmp_path / "logs", files=1, lines=3000)
+    path = logs / "day0.jsonl"
+    path.write_bytes(path.read_bytes() + b"".join(raw + b"\n" for raw, _ in BAD_LINES))
+    return logs
+
+
+def test_split_file_gives_the_rows_of_one_read_in_order(tmp_path: Path) -> None:
+    logs = _one_file(tmp_path)
+    whole = logmine.ingest(logs, tmp_path / "whole", IngestConfig(threads=False, split=False))
+    split = logmine.ingest(logs, tmp_path / "split", IngestConfig(split=True))
+    assert split.summary()["lines_rejected"] == whole.summary()["lines_rejected"] > len(BAD_LINES)
+    assert sorted(Workspace.open(tmp_path / "split").partitions("events")) == [
+        ingest.source_key(str(logs / "day0.jsonl")), ingest.source_key(str(logs / "day0.jsonl")) + _ingest_split.REST_SUFFIX,
+    ]
+    _assert_same_rows(tmp_path / "whole", tmp_path / "split")
+
+
+def test_a_file_read_again_whole_or_rejected_keeps_no_part_of_the_split(tmp_path: Path) -> None:
+    logs = _one_file(tmp_path)
+    ws = tmp_path / "ws"
+    logmine.ingest(logs, ws, IngestConfig(split=True))
+    logmine.ingest(logs, ws, IngestConfig(split=False, force=True))
+    logmine.ingest(logs, tmp_path / "fresh", IngestConfig(split=False))
+    _assert_same_rows(tmp_path / "fresh", ws)
+    logmine.ingest(logs, ws, IngestConfig(split=True, force=True))
+    (logs / "day0.jsonl").write_bytes(b"\x00\x01 not a log\n")
+    report = logmine.ingest(logs, ws, IngestConfig(split=True))  # no reader recognises it: a file-level reject
+    assert report.summary()["files_rejected"] == 1
+    assert _rows(ws, "events").height == _rows(ws, "llm_requests").height == 0
+    assert sorted(Workspace.open(ws).partitions("rejects")) == [ingest.source_key(str(logs / "day0.jsonl"))]
+
+
+def test_a_failed_worker_process_is_read_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    logs = _one_file(tmp_path)
+
+    def fail(self: _ingest_split.Worker) -> None:
+        self.kill()
+        raise _ingest_split.WorkerError(-9, "killed")
+
+    logmine.ingest(logs, tmp_path / "whole", IngestConfig(threads=False, split=False))
+    monkeypatch.setattr(_ingest_split.Worker, "result", fail)
+    logmine.ingest(logs, tmp_path / "split", IngestConfig(split=True))
+    _assert_same_rows(tmp_path / "whole", tmp_path / "split")
+
+
+@pytest.mark.parametrize(("share", "expected"), [(0.0, 4), (0.5, 9), (0.99, None)], ids=["start", "middle", "last-line"])
+def test_split_point_is_the_start_of_a_line(tmp_path: Path, share: float, expected: int | None) -> None:
+    path = write_lines(tmp_path / "a.jsonl", [b"{a}", b"{bb}", b"{c}"])  # lines start at 0, 4, 9
+    assert _ingest_split.split_point(path, path.stat().st_size, share) == expected
+    assert _ingest_split.lines_before(path, 9) == 2
+
+
+def test_a_span_reads_only_its_lines_numbered_from_its_first(tmp_path: Path) -> None:
+    from logmine.formats import _native_fast
+
+    lines = [b'{"type":"event","ts":"2025-01-01T00:00:0%dZ","action":"a%d"}' % (i, i) for i in range(6)]
+    path = write_lines(tmp_path / "a.jsonl", lines)
+    start = sum(len(x) + 1 for x in lines[:2])
+    stop = start + sum(len(x) + 1 for x in lines[2:5])
+    batches = list(_native_fast.read(path, chunk_bytes=64, workers=0, span=(start, stop, 3)))
+    events = pl.concat([b.events for b in batches if isinstance(b.events, pl.DataFrame) and b.events.height])
+    assert events["action"].to_list() == ["a2", "a3", "a4"]
+    assert events["source_line"].to_list() == [3, 4, 5]
+    assert sum(b.bytes_read for b in batches) == stop - start
