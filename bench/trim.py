@@ -16,6 +16,7 @@ scratch); the 2-process figure hands the files, biggest first, to two pool worke
 Example:
     .venv/bin/python bench/trim.py --code-dir .venv/lib/python3.11/site-packages/rich --budget 256
     .venv/bin/python bench/trim.py --tune --code-dir .venv/lib/python3.11/site-packages/pydantic
+    .venv/bin/python bench/trim.py --fit --code-dir .venv/lib/python3.11/site-packages/pydantic
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logmine.code import GRAMMARS, get_parser  # noqa: E402
 from logmine.stages.trim import TrimConfig, Trimmer  # noqa: E402
-from logmine.stages.trim_eval import evaluate, nearest_lines  # noqa: E402
+from logmine.stages.trim_eval import evaluate, nearest_lines, referenced_units  # noqa: E402
 from logmine.stages.trim_oracle import SIGNALS, bounds  # noqa: E402
+from logmine.stages.trim_score import FEATURES, build_plan, line_signals  # noqa: E402
 
 EXT = {".py": "python", ".java": "java", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
        ".ts": "typescript", ".go": "go", ".rs": "rust"}
@@ -263,13 +265,46 @@ def print_bounds(rows: list, langs: list[str], budget: int) -> None:
           "\n share of referenced units each signal singles out; see logmine.stages.trim_oracle)")
 
 
+def unit_rows(files: list, cfg: TrimConfig, opts: dict) -> tuple[list[list[float]], list[int]]:
+    """Every candidate unit of every request: its importance features and whether the completion references it."""
+    t, xs, ys = Trimmer(cfg), [], []
+    for path, lang, text in files:
+        for prefix, completion in requests_of(path, text, opts["sites"], opts["requests"], opts["prefix_lines"],
+                                              opts["completion_lines"], opts["seed"]):
+            res = t.prefix(prefix, lang, path)
+            if not res.path or not res.units:
+                continue
+            truth = referenced_units(res.units, res.path, completion, lang, prefix)
+            data = prefix.encode("utf-8")
+            units, upath, _ = t.layout(data, lang, path)
+            plan = build_plan(units, upath, *t._body_uses(data, units, upath, lang, path), cfg, record=True)
+            hits, typed = line_signals(plan, data[data.rfind(b"\n") + 1 :].decode("utf-8", "replace"), lang, cfg)
+            at_line, at_typed = FEATURES.index("cursor_line"), FEATURES.index("typed")
+            for i in plan.cand:
+                row = list(plan.features[i])
+                row[at_line], row[at_typed] = float(i in hits), float(i in typed)
+                xs.append(row)
+                ys.append(int(i in truth))
+    return xs, ys
+
+
+def fit(files: list, opts: dict, budget: int) -> None:
+    """Fit the importance weights (logistic regression) on the given (tuning) files; prints the constants."""
+    from sklearn.linear_model import LogisticRegression
+
+    xs, ys = unit_rows(files, TrimConfig(budget_tokens=budget), opts)
+    model = LogisticRegression(C=1.0, max_iter=5000).fit(xs, ys)
+    print(f"{len(ys)} candidate units, {sum(ys)} referenced")
+    print(f"IMPORTANCE_BIAS = {model.intercept_[0]:.3f}")
+    print("IMPORTANCE = {" + ", ".join(f'"{f}": {w:.3f}' for f, w in zip(FEATURES, model.coef_[0])) + "}")
+
+
 def tune(files: list, opts: dict, budget: int) -> TrimConfig:
     """Grid search on the given (tuning) files; prints each setting's F1."""
     grid = {
-        "near_lines": [4, 8],
-        "partial_weight": [0.5, 0.9],
-        "min_score": [0.35, 0.45, 0.55, 0.65, 0.75],
-        "max_kept": [0, 1, 2, 3],
+        "max_kept": [0, 1, 2, 3, 4],
+        "unseen_mass": [0.0, 0.3, 0.6, 1.0],
+        "prefix_min_score": [0.0, 0.25, 0.3, 0.35],
     }
     best, best_cfg = -1.0, None
     keys = list(grid)
@@ -277,7 +312,8 @@ def tune(files: list, opts: dict, budget: int) -> TrimConfig:
         cfg = replace(TrimConfig(budget_tokens=budget), **dict(zip(keys, values)))
         rows = _run_files((files, cfg, opts, "incremental", False))[0]
         s = summary(rows)
-        print(f"  {dict(zip(keys, values))}: F1 {s['f1']:.3f}  P {s['precision']:.3f} R {s['recall']:.3f}")
+        print(f"  {dict(zip(keys, values))}: F1 {s['f1']:.3f}  P {s['precision']:.3f} R {s['recall']:.3f}"
+              f"  F1 all {s['f1_all']:.3f}")
         if s["f1"] > best:
             best, best_cfg = s["f1"], cfg
     print(f"best: F1 {best:.3f} with {best_cfg}")
@@ -298,6 +334,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--snippets", action="store_true", help="add the Java/JS/TS/Go/Rust snippets of logmine.sample")
     ap.add_argument("--tune", action="store_true", help="grid-search parameters on these files instead")
+    ap.add_argument("--fit", action="store_true", help="fit the importance weights on these files instead")
     ap.add_argument("--repeat", type=int, default=3, help="throughput runs per setting (best is shown)")
     ap.add_argument("--speed-only", action="store_true", help="skip the F1 tables")
     ap.add_argument("--bounds", action="store_true", help="print the oracle upper bounds of F1 instead")
@@ -309,6 +346,9 @@ def main() -> None:
     print(f"files: {len(files)} ({', '.join(f'{l}={sum(1 for f in files if f[1] == l)}' for l in langs)})")
     if a.tune:
         tune(files, opts, (a.budget or [256])[0])
+        return
+    if a.fit:
+        fit(files, opts, (a.budget or [256])[0])
         return
     if a.bounds:
         for budget in a.budget or [256, 512]:

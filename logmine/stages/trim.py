@@ -7,10 +7,12 @@ off the cursor's path gets::
 
     score = ast_weight * importance + (1 - ast_weight) * recency      (0.7 / 0.3)
 
-- importance: the unit's kind (imports and definitions over loose statements), plus whether it
-  defines a name the code near the cursor uses (the last ``near_lines`` lines and the
-  identifier being typed, then the rest of the unit enclosing the cursor; ``self.m(`` /
-  ``this.m(`` count for the member ``m``);
+- importance: the probability that the completion references the unit, from a logistic
+  regression (weights fitted once on a tuning set, kept as constants) over its kind and whether
+  it defines a name the code near the cursor uses (the last ``near_lines`` lines, the cursor's
+  line and the identifier being typed, then the rest of the unit enclosing the cursor;
+  ``self.m(`` / ``this.m(`` count for the member ``m``), how recently and by how many units its
+  names were used, whether it is a member of an enclosing class, its distance, size and names;
 - recency: least-recently-used decay over the units that used the unit's names last, over the
   symbols the session edited recently (the units enclosing its earlier cursors), and over
   the files it edited or opened before the request (the ``events`` table, :func:`recent_files`).
@@ -18,8 +20,10 @@ off the cursor's path gets::
 Details in :mod:`logmine.stages.trim_score`; units in :mod:`logmine.stages.trim_units`.
 
 The cursor's path (the unit enclosing the cursor, and the headers of the classes around it)
-is always kept; other units are kept best score first while they fit the budget and score
-at least ``min_score`` (padding the budget with unrelated code costs tokens and precision).
+is always kept; other units scoring at least ``prefix_min_score`` are taken best score first while
+they fit the budget (at most ``max_kept``), and of those the first k are kept, k maximizing the
+expected F1 of the kept units given their importance (padding the budget with unrelated code costs
+tokens and precision).
 Kept units are emitted in source order; adjacent units keep the whitespace between them.
 
 :func:`logmine.stages.trim_eval.evaluate` measures F1 of the kept units against the units the
@@ -37,6 +41,7 @@ from logmine.stages.trim_score import (
     Plan,
     blank_keeping_offsets,
     build_plan,
+    expected_f1_cut,
     lru_factor,
     nth_line_back,
     ranked,
@@ -74,22 +79,21 @@ class TrimConfig:
     near_lines: int = 8
     """Lines up to the cursor whose identifiers count as 'used near the cursor'."""
     near_weight: float = 0.7
-    """Importance a unit gains when it defines a name used near the cursor."""
-    unit_weight: float = 0.3
-    """Importance a unit gains when it defines a name used elsewhere in the unit enclosing the cursor."""
+    """Suffix and declarations slots: importance a unit gains when it defines a name used at the cursor."""
     lru_decay: float = 0.5
     """Recency factor per step back in a least-recently-used list (files, symbols)."""
-    partial_weight: float = 0.9
-    """Importance a unit gains when it defines a name starting with the identifier typed at the cursor
-    (only when at most ``partial_matches`` units do)."""
     partial_matches: int = 3
-    """How many units may match the identifier at the cursor for the match to count."""
+    """How many units may match the identifier typed at the cursor for the match to count."""
     use_decay: float = 0.8
     """Recency factor per unit between the cursor and the latest code using a unit's names."""
     max_kept: int = 3
-    """Keep at most this many units off the cursor's path (0: no cap beyond budget and min_score)."""
+    """Keep at most this many units off the cursor's path (0: no cap beyond the budget and the cut)."""
+    unseen_mass: float = 0.3
+    """Prefix slot: referenced units expected beyond the candidates' importance, in the expected-F1 cut."""
+    prefix_min_score: float = 0.3
+    """Prefix slot: units scoring below this are not kept (the expected-F1 cut chooses among the others)."""
     min_score: float = 0.45
-    """Units scoring below this are not kept even when the budget has room."""
+    """Suffix and declarations slots: units scoring below this are not kept even when the budget has room."""
 
 
 @dataclass
@@ -153,8 +157,9 @@ class Trimmer:
         plan = self._plan(data, units, path, memo, language, stream if stream is not None else file_path)
         file_factor = lru_factor(recent_files, file_path, self.config.lru_decay)
         line = data[data.rfind(b"\n") + 1 :].decode("utf-8", "replace")
-        order = ranked(plan, line, language, file_factor, recent_symbols, self.config)  # lazy: unread when over budget
-        return self._select(data, units, set(path), order, budget, memo)
+        probs: dict[int, float] = {}
+        order = ranked(plan, line, language, file_factor, recent_symbols, self.config, probs)  # lazy: unread when over budget
+        return self._select(data, units, set(path), order, budget, memo, (plan, probs))
 
     def layout(self, data: bytes, language: str | None, file_path: str | None = None) -> tuple[list[Unit], list[int], dict]:
         """Units of a prefix context and its cursor path (see :mod:`logmine.stages.trim_units`);
@@ -266,8 +271,11 @@ class Trimmer:
         return score(plan, line, language, file_factor, recent_symbols, self.config)
 
     def _select(self, data: bytes, units: list[Unit], path: set[int], order: Iterable[tuple[float, int]], budget: int,
-                memo: dict | None = None) -> TrimResult:
-        """Keep the path, then ``(score, unit)`` pairs in ``order`` (best first) while they fit."""
+                memo: dict | None = None, cut: tuple[Plan, dict[int, float]] | None = None) -> TrimResult:
+        """Keep the path, then ``(score, unit)`` pairs in ``order`` (best first) while they fit; with ``cut``
+        (a prefix's plan and the importance the cursor's line changed), those scoring ``prefix_min_score``,
+        then the first of them that maximize the expected F1 (:func:`~logmine.stages.trim_score.expected_f1_cut`);
+        else those scoring ``min_score``."""
         kept = set(path)
         used = path_tokens = sum(units[i].tokens for i in path)
         cut_start = None
@@ -277,13 +285,22 @@ class Trimmer:
             cut_start, used = self._tail(data, units[cursor], budget, {} if memo is None else memo)
         else:
             cap = self.config.max_kept or len(units)
+            floor = self.config.min_score if cut is None else self.config.prefix_min_score
+            smallest = cut[0].smallest if cut is not None else 0  # no candidate fits in less room
+            picks: list[int] = []
             for s, i in order:
-                if s < self.config.min_score or len(kept) - len(path) >= cap:
+                if s < floor or len(picks) >= cap or budget - used < smallest:
                     break
                 t = units[i].tokens
                 if used + t <= budget:
-                    kept.add(i)
+                    picks.append(i)
                     used += t
+            if cut is not None and len(picks) > 1:
+                k = expected_f1_cut(picks, cut[0], cut[1], self.config.unseen_mass)
+                for i in picks[k:]:
+                    used -= units[i].tokens
+                del picks[k:]
+            kept.update(picks)
         ordered = sorted(kept)
         text = _emit(data, units, ordered, cut_start)
         tkey = ("total", len(units), tuple(sorted(path)))
@@ -441,7 +458,7 @@ class Trimmer:
             hit = references(u, *used)
             imp = KIND_WEIGHT.get(u.kind, 0.0) + (c.near_weight if hit else 0.0)
             plan.cand.append(i)
-            plan.base[i] = (imp, 1.0 if hit else 0.0, KIND_WEIGHT.get(u.kind, 0.0))
+            plan.base[i] = (imp, 1.0 if hit else 0.0, 0.0)
             plan.near.add(i)
         plan.units = units
         scores = self.scores(plan, b"", language, 1.0, recent_symbols)

@@ -6,8 +6,8 @@ path is kept (nothing when the path alone is over budget, as :class:`~logmine.st
 does):
 
 - **cutoff**: our ranking, the best per-request cutoff. The units our ranking would keep with no
-  ``min_score`` and no ``max_kept`` (best score first, skipping those that no longer fit) form a
-  sequence; the best F1 of any of its prefixes (keeping none included).
+  cut and no ``max_kept`` (best score first, skipping those that no longer fit) form a sequence;
+  the best F1 of any of its prefixes (keeping none included).
 - **visible**: the best F1 of any set of units that fits the budget and holds only units that some
   signal available at request time singles out (:func:`visible`): the referenced visible units,
   smallest first (keeping only referenced units, F1 grows with their number, so this is optimal).

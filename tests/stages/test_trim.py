@@ -13,7 +13,17 @@ from hypothesis import strategies as st
 from logmine.stages import trim_scan
 from logmine.stages.trim import TrimConfig, Trimmer, count_tokens, recent_files, trim_slots
 from logmine.stages.trim_eval import completion_uses, evaluate, f1, nearest_lines, referenced_units
-from logmine.stages.trim_score import PARTIAL, typed_word
+from logmine.stages.trim_score import (
+    FEATURES,
+    PARTIAL,
+    Plan,
+    build_plan,
+    expected_f1_cut,
+    importance,
+    line_signals,
+    ranked,
+    typed_word,
+)
 
 NO_CAP = TrimConfig(max_kept=0)
 
@@ -184,26 +194,27 @@ def _first_lines(code: str, result, indices) -> list[str]:  # noqa: ANN001
     return [data[result.units[i].start : result.units[i].end].decode().strip().splitlines()[0] for i in sorted(indices)]
 
 
+# The expected-F1 cut keeps the likeliest few: the imports the near lines use (learned weight below
+# definitions', less often referenced by the next lines than used once more) and a constant the
+# cursor's line already uses (Rust's LIMIT) are no longer kept.
 CASES = [
     pytest.param(PYTHON, "python", [
-        "from typing import Any, Optional", "from collections import OrderedDict", "def load(path):",
         "limit: int = MAX_SIZE", "def __init__(self):", "def clear(self):",
     ], ["class Cache:", "def get(self, key: str) -> Optional[Any]:"], id="python"),
     pytest.param(JAVA, "java", [
-        "import java.util.List;", "import java.io.File;", "private int count = 0;", "private Order lookup(String id) {",
+        "private int count = 0;", "private Order lookup(String id) {",
     ], ["public class Orders {", "public List<Order> find(List<String> ids) {"], id="java"),
     pytest.param(TYPESCRIPT, "typescript", [
-        'import * as path from "path";', 'import express, { Router } from "express";',
         "export function parse(text: string): number {", "private router: Router;", "constructor() {",
     ], ["export class Server {", "listen(): void {"], id="typescript"),
     pytest.param(JAVASCRIPT, "javascript", [
-        'const fs = require("fs");', "const LIMIT = 5;", "lines = [];", "read(file) {",
+        "const LIMIT = 5;", "lines = [];", "read(file) {",
     ], ["class Reader {", "first() {"], id="javascript"),
     pytest.param(GO, "go", [
         "import (", "type Item struct {", "func (it *Item) Label() string {",
     ], ["func Describe(items []Item) {"], id="go"),
     pytest.param(RUST, "rust", [
-        "const LIMIT: usize = 3;", "#[derive(Debug)]", "fn bump(&mut self, key: &str) {",
+        "fn bump(&mut self, key: &str) {",
     ], ["impl Counter {", "pub fn add_all(&mut self, keys: &[String]) {"], id="rust"),
 ]
 
@@ -220,9 +231,43 @@ def test_cap_keeps_the_best_scored_units() -> None:
     result = Trimmer(TrimConfig(max_kept=2)).prefix(PYTHON, "python")
     off_path = set(result.kept) - result.path
     assert len(off_path) == 2
-    # the member the cursor is typing (self.li -> limit) and, of the imports the near lines use
-    # (same saturated score), the one nearer the cursor
-    assert _first_lines(PYTHON, result, off_path) == ["from collections import OrderedDict", "limit: int = MAX_SIZE"]
+    # the member the cursor is typing (self.li -> limit) and __init__, which assigns the self.items
+    # the near lines use (NO_CAP adds a third: clear)
+    assert _first_lines(PYTHON, result, off_path) == ["limit: int = MAX_SIZE", "def __init__(self):"]
+
+
+@pytest.mark.parametrize(("code", "language"), [pytest.param(*c.values[:2], id=c.id) for c in CASES])
+def test_importance_is_the_fitted_model_of_the_recorded_features(code: str, language: str) -> None:
+    t = Trimmer()
+    data = code.encode()
+    units, path, _ = t.layout(data, language)
+    plan = build_plan(units, path, *t._body_uses(data, units, path, language), t.config, record=True)
+    assert plan.cand and set(plan.features) == set(plan.cand)
+    for i in plan.cand:
+        assert plan.base[i][0] == pytest.approx(importance(plan.features[i]))
+    assert plan.mass == pytest.approx(sum(plan.base[i][0] for i in plan.cand))
+    # the units the cursor's line uses or the typed identifier matches: their features change there
+    line = code.rsplit("\n", 1)[1]
+    hits, typed = line_signals(plan, line, language, t.config)
+    probs: dict[int, float] = {}
+    list(ranked(plan, line, language, 1.0, (), t.config, probs))
+    assert set(probs) == hits | typed
+    for i, p in probs.items():
+        f = list(plan.features[i])
+        f[FEATURES.index("cursor_line")], f[FEATURES.index("typed")] = float(i in hits), float(i in typed)
+        assert p == pytest.approx(importance(f))
+
+
+def test_expected_f1_cut() -> None:
+    plan = Plan(opener="", base={0: (0.9, 0.0, 0.0), 1: (0.5, 0.0, 0.0), 2: (0.05, 0.0, 0.0)}, mass=1.45)
+    # expected F1 of the first k: 0.9 / 2.45, 1.4 / 3.45 (best), 1.45 / 4.45
+    assert expected_f1_cut([0, 1, 2], plan, {}, 0.0) == 2
+    # the cursor's line raised unit 2 to 0.9: 0.9 / 3.3, 1.4 / 4.3, 2.3 / 5.3 (best)
+    assert expected_f1_cut([0, 1, 2], plan, {2: 0.9}, 0.0) == 3
+    # more referenced units expected beyond the candidates: keeping more pays
+    assert expected_f1_cut([0, 2], plan, {}, 0.0) == 1
+    assert expected_f1_cut([0, 2], plan, {}, 30.0) == 2
+    assert (expected_f1_cut([2], plan, {}, 0.0), expected_f1_cut([], plan, {}, 0.0)) == (1, 0)
 
 
 def test_kept_text_is_the_units_in_source_order() -> None:
@@ -313,9 +358,9 @@ def test_completion_read_in_the_prefix_state() -> None:
 
 def test_evaluate_counts_against_referenced_units() -> None:
     ev = evaluate(PYTHON, "python", "mit:\n            self.items.popitem(last=False)", NO_CAP)
-    # truth: the units defining limit (split identifier "li"+"mit") and items (__init__); kept has 6
-    assert (ev.truth, ev.hits, ev.kept) == (2, 2, 6)
-    assert ev.f1 == pytest.approx(f1({1, 2, 3, 4, 5, 6}, {1, 2}))
+    # truth: the units defining limit (split identifier "li"+"mit") and items (__init__); kept has 3
+    assert (ev.truth, ev.hits, ev.kept) == (2, 2, 3)
+    assert ev.f1 == pytest.approx(f1({1, 2, 3}, {1, 2}))
     assert ev.f1_baseline is not None
     assert evaluate(PYTHON, "python", "   # nothing here\n", NO_CAP).f1 is None
 
@@ -324,9 +369,9 @@ def test_literal_f1_counts_the_cursor_path_when_the_completion_uses_its_names() 
     # the completion calls the method being written: the strict figure leaves the enclosing unit out,
     # the literal one counts it on both sides (kept by trimming, and by the nearest lines)
     ev = evaluate(PYTHON, "python", "mit:\n            return self.get(key)", NO_CAP)
-    assert (ev.truth, ev.hits, ev.kept) == (1, 1, 6)
-    assert ev.f1 == pytest.approx(f1(set(range(6)), {0}))
-    assert ev.f1_literal == pytest.approx(f1(set(range(7)), {0, 6}))
+    assert (ev.truth, ev.hits, ev.kept) == (1, 1, 3)
+    assert ev.f1 == pytest.approx(f1(set(range(3)), {0}))
+    assert ev.f1_literal == pytest.approx(f1(set(range(4)), {0, 3}))
     assert ev.f1_baseline_literal == pytest.approx(f1(set(range(13)), {0, 12}))
     # no name of the path used: both figures agree; nothing referenced at all: both None
     same = evaluate(PYTHON, "python", "mit:\n            self.items.popitem(last=False)", NO_CAP)
@@ -335,7 +380,7 @@ def test_literal_f1_counts_the_cursor_path_when_the_completion_uses_its_names() 
     assert (none.f1_literal, none.f1_baseline_literal) == (None, None)
     # only the path referenced: the strict figure has nothing to score, the literal one does
     own = evaluate(PYTHON, "python", "   return self.get(key)\n", NO_CAP)
-    assert own.f1 is None and own.f1_literal == pytest.approx(f1(set(range(7)), {6}))
+    assert own.f1 is None and own.f1_literal == pytest.approx(f1(set(range(4)), {3}))
 
 
 def test_f1() -> None:

@@ -26,10 +26,11 @@ def test_visible_signals_of_each_unit() -> None:
 
 def test_bounds_of_a_request() -> None:
     t = Trimmer(TrimConfig(budget_tokens=256))
-    # the completion finishes LIMIT and uses os: truth {LIMIT, os}; ours keeps LIMIT and helper
+    # the completion finishes LIMIT and uses os: truth {LIMIT, os}; ours keeps LIMIT
     b, _, path = bounds(CODE, "python", "IT + os.sep", t, "a.py", ["helper"])
     assert path == [4]
-    assert (b.truth, b.ours, b.path_over_budget) == (2, 0.5, False)
+    assert (b.truth, b.path_over_budget) == (2, False)
+    assert b.ours == pytest.approx(2 / 3)
     assert b.cutoff == pytest.approx(2 / 3)  # LIMIT alone: P 1, R 1/2
     assert b.visible_narrow == pytest.approx(2 / 3)  # os is seen by no code signal
     assert (b.visible, b.budget) == (1.0, 1.0)  # imports count as a signal
