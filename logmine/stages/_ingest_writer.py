@@ -262,13 +262,23 @@ STREAM_ZSTD_LEVEL = 1
 _DICTIONARY_COLUMNS = frozenset({"session_id", "user_id", "ide", "action", "file_path", "language", "kind", "model",
                                  "source_format", "source_file", "reason"})
 """Columns with few distinct values; dictionary-encoding the others (prompts, ids) only costs time."""
-_NO_STATISTICS = frozenset({"prompt", "prefix", "suffix", "completion", "attrs", "token_times_ms", "token_texts", "raw"})
-"""Long text and list columns: min/max statistics on them are useless for pruning."""
+_STATISTICS = frozenset({"ts", "source_line", "ingested_at", "duration_ms", "ttft_ms", "total_ms", "prompt_tokens",
+                         "completion_tokens", "accepted", "weight"})
+"""Columns that get min/max statistics: times and numbers (time ranges prune row groups). Every
+string column spreads over each row group (or is one value per file), so its statistics prune
+little; computing them took ~20 % of the Parquet CPU on the bench data (1.7 ms a chunk for the
+low-cardinality ones alone)."""
+_DELTA_COLUMNS = frozenset({"source_line", "prompt_tokens", "completion_tokens"})
+"""Integer columns written DELTA_BINARY_PACKED (smaller and cheaper than plain for line numbers)."""
+DATA_PAGE_BYTES = 8 << 20
+"""Target data page size: fewer, larger pages than the 1 MiB default (with DELTA_COLUMNS: ~3 % less Parquet CPU)."""
 
 
 def _writer_options(columns: Sequence[str]) -> dict[str, Any]:
     return {
         "compression": PARQUET_OPTIONS["compression"], "compression_level": STREAM_ZSTD_LEVEL,
         "use_dictionary": [c for c in columns if c in _DICTIONARY_COLUMNS],
-        "write_statistics": [c for c in columns if c not in _NO_STATISTICS],
+        "write_statistics": [c for c in columns if c in _STATISTICS],
+        "column_encoding": {c: "DELTA_BINARY_PACKED" for c in columns if c in _DELTA_COLUMNS},
+        "data_page_size": DATA_PAGE_BYTES,
     }
