@@ -167,7 +167,9 @@ class PartitionWriter:
         """
         events = self._frame(batch.events, EVENTS_SCHEMA, "event_id")
         requests = self._frame(batch.requests, LLM_REQUESTS_SCHEMA, "request_id")
-        tables = [(name, df.to_arrow()) for name, df in (("events", events), ("llm_requests", requests)) if df.height]
+        # Arrow string views as Polars holds them (a conversion to large strings copied every text);
+        # the files do not store the Arrow schema, so readers see plain Parquet strings
+        tables = [(name, df.to_arrow(compat_level=pl.CompatLevel.newest())) for name, df in (("events", events), ("llm_requests", requests)) if df.height]
         if batch.rejects:
             rows = [r.row(self.name, self.fmt) for r in batch.rejects]
             for row in rows:
@@ -281,4 +283,5 @@ def _writer_options(columns: Sequence[str]) -> dict[str, Any]:
         "write_statistics": [c for c in columns if c in _STATISTICS],
         "column_encoding": {c: "DELTA_BINARY_PACKED" for c in columns if c in _DELTA_COLUMNS},
         "data_page_size": DATA_PAGE_BYTES,
+        "store_schema": False,  # the Parquet types say it all; a stored Arrow schema would name string views
     }
