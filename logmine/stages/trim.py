@@ -36,6 +36,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from logmine.stages.trim_parse import UnitParser
 from logmine.stages.trim_score import (
     KIND_WEIGHT,
     Plan,
@@ -53,7 +54,6 @@ from logmine.stages.trim_score import (
 from logmine.stages.trim_units import (
     Outline,
     Unit,
-    UnitParser,
     code_only,
     count_tokens,
     open_delimiter,
