@@ -17,7 +17,8 @@ off the cursor's path gets::
   symbols the session edited recently (the units enclosing its earlier cursors), and over
   the files it edited or opened before the request (the ``events`` table, :func:`recent_files`).
 
-Details in :mod:`logmine.stages.trim_score`; units in :mod:`logmine.stages.trim_units`.
+Details in :mod:`logmine.stages.trim_score`; units in :mod:`logmine.stages.trim_units`; options and
+results (:class:`TrimConfig`, :class:`TrimResult`, :class:`TrimmedSlots`) in :mod:`logmine.stages.trim_types`.
 
 The cursor's path (the unit enclosing the cursor, and the headers of the classes around it)
 is always kept; other units scoring at least ``prefix_min_score`` are taken best score first while
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from logmine.stages.trim_parse import UnitParser
 from logmine.stages.trim_score import (
@@ -51,11 +51,14 @@ from logmine.stages.trim_score import (
     split_uses,
     uses,
 )
+from logmine.stages.trim_types import TrimConfig, TrimmedSlots, TrimResult
 from logmine.stages.trim_units import (
     Outline,
     Unit,
     code_only,
     count_tokens,
+    emit,
+    line_units,
     open_delimiter,
     outline,
     place_cursor,
@@ -63,58 +66,6 @@ from logmine.stages.trim_units import (
 )
 
 __all__ = ["TrimConfig", "TrimResult", "Trimmer", "TrimmedSlots", "Unit", "count_tokens", "recent_files", "trim", "trim_slots"]
-
-@dataclass(frozen=True)
-class TrimConfig:
-    """Options of context trimming."""
-
-    budget_tokens: int = 256
-    """Token budget of the prefix slot (approximate tokens: words and punctuation)."""
-    suffix_budget_tokens: int = 128
-    """Token budget of the suffix slot."""
-    declarations_budget_tokens: int = 256
-    """Token budget of the declarations slot."""
-    ast_weight: float = 0.7
-    """Weight of AST importance in the score (recency gets the rest)."""
-    near_lines: int = 8
-    """Lines up to the cursor whose identifiers count as 'used near the cursor'."""
-    near_weight: float = 0.7
-    """Suffix and declarations slots: importance a unit gains when it defines a name used at the cursor."""
-    lru_decay: float = 0.5
-    """Recency factor per step back in a least-recently-used list (files, symbols)."""
-    partial_matches: int = 3
-    """How many units may match the identifier typed at the cursor for the match to count."""
-    use_decay: float = 0.8
-    """Recency factor per unit between the cursor and the latest code using a unit's names."""
-    max_kept: int = 3
-    """Keep at most this many units off the cursor's path (0: no cap beyond the budget and the cut)."""
-    unseen_mass: float = 0.3
-    """Prefix slot: referenced units expected beyond the candidates' importance, in the expected-F1 cut."""
-    prefix_min_score: float = 0.3
-    """Prefix slot: units scoring below this are not kept (the expected-F1 cut chooses among the others)."""
-    min_score: float = 0.45
-    """Suffix and declarations slots: units scoring below this are not kept even when the budget has room."""
-
-
-@dataclass
-class TrimResult:
-    """The trimmed text, the units of the context and which were kept."""
-
-    text: str
-    units: list[Unit]
-    kept: list[int] = field(default_factory=list)
-    path: set[int] = field(default_factory=set)
-    tokens: int = 0
-    original_tokens: int = 0
-
-
-@dataclass(frozen=True)
-class TrimmedSlots:
-    """Trimmed slot values of one request and their token counts before and after."""
-
-    values: dict[str, str]
-    tokens_before: dict[str, int]
-    tokens_after: dict[str, int]
 
 
 class Trimmer:
@@ -166,7 +117,7 @@ class Trimmer:
         ``file_path`` keys the incremental caches."""
         cursor_line = data.rfind(b"\n") + 1
         if not supported(language):
-            units = _line_units(data, self.count)
+            units = line_units(data, self.count)
             return units, [len(units) - 1] if units else [], {}
         last = self.last_body.get(file_path) if file_path is not None and self.cache else None
         if last is not None and len(last[0]) == cursor_line and last[1] == language and data.startswith(last[0]):
@@ -302,7 +253,7 @@ class Trimmer:
                 del picks[k:]
             kept.update(picks)
         ordered = sorted(kept)
-        text = _emit(data, units, ordered, cut_start)
+        text = emit(data, units, ordered, cut_start)
         tkey = ("total", len(units), tuple(sorted(path)))
         other = memo.get(tkey) if memo is not None else None
         if other is None:
@@ -438,7 +389,7 @@ class Trimmer:
                      for u in units]
             first_end = ol.first_end
         else:
-            units = _line_units(data, self.count)
+            units = line_units(data, self.count)
             if units:
                 return self._lines(data, units, budget, from_end=False)
         if not units:
@@ -479,36 +430,6 @@ def _language(language: str | None, file_path: str | None) -> str | None:
     from logmine.code import resolve_language
 
     return resolve_language(language, file_path)
-
-
-
-
-def _line_units(data: bytes, count: Callable[[str], int]) -> list[Unit]:
-    """The fallback for languages without a grammar: one unit per line."""
-    out, pos = [], 0
-    for line in data.splitlines(keepends=True):
-        out.append(Unit(pos, pos + len(line), "statement", "line", frozenset(), count(line.decode("utf-8", "replace"))))
-        pos += len(line)
-    return out
-
-
-def _emit(data: bytes, units: list[Unit], kept: list[int], cut_start: int | None) -> str:
-    parts: list[bytes] = []
-    prev_end = None
-    for i in kept:
-        u = units[i]
-        start = cut_start if cut_start is not None and i == kept[-1] else u.start
-        if prev_end is not None:
-            gap = data[prev_end:start]
-            if start >= prev_end and not gap.strip():
-                parts.append(gap)
-            elif not parts[-1].endswith(b"\n"):
-                parts.append(b"\n")
-        parts.append(data[start : u.end])
-        prev_end = u.end
-    return b"".join(parts).decode("utf-8", "replace")
-
-
 
 
 # -- module-level entry points ---------------------------------------------------------------------

@@ -304,3 +304,32 @@ def _shape(ol: Outline, indent: int) -> tuple[list[Unit], list[int], int | None]
 
 def supported(language: str | None) -> bool:
     return language in SYNTAX and language in GRAMMARS
+
+
+# -- without a grammar, and back to text --------------------------------------------------------
+def line_units(data: bytes, count: Callable[[str], int]) -> list[Unit]:
+    """The fallback for languages without a grammar: one unit per line."""
+    out, pos = [], 0
+    for line in data.splitlines(keepends=True):
+        out.append(Unit(pos, pos + len(line), "statement", "line", frozenset(), count(line.decode("utf-8", "replace"))))
+        pos += len(line)
+    return out
+
+
+def emit(data: bytes, units: list[Unit], kept: list[int], cut_start: int | None) -> str:
+    """The text of the ``kept`` units in source order, adjacent ones with the whitespace between them
+    (the last one from ``cut_start`` when given)."""
+    parts: list[bytes] = []
+    prev_end = None
+    for i in kept:
+        u = units[i]
+        start = cut_start if cut_start is not None and i == kept[-1] else u.start
+        if prev_end is not None:
+            gap = data[prev_end:start]
+            if start >= prev_end and not gap.strip():
+                parts.append(gap)
+            elif not parts[-1].endswith(b"\n"):
+                parts.append(b"\n")
+        parts.append(data[start : u.end])
+        prev_end = u.end
+    return b"".join(parts).decode("utf-8", "replace")
