@@ -31,8 +31,9 @@ log = logging.getLogger(__name__)
 
 REST_SUFFIX = "~2"
 """Appended to a file's partition key for the part the worker reads."""
-FIRST_SHARE = 0.5
-"""The share of the file read here (the worker also starts Python and counts the lines before its part)."""
+FIRST_SHARE = 0.52
+"""The share of the file read here: the worker also starts Python and counts the lines before its
+part (this process hashes the file); at 0.5 the worker finished ~0.5 s after this process (5M bench file)."""
 COUNT_BLOCK = 8 << 20
 
 

@@ -6,7 +6,8 @@
 * A file that cannot be read or whose format no reader recognises is one ``rejects`` row with
   ``source_line = 0`` (meaning "the whole file") and a logged warning; the run goes on. Such a file
   has no ``sources`` row, so it is tried again on the next run.
-* Incremental: each source file is one partition of every table, keyed by a hash of its path. A
+* Incremental: each source file is one partition of every table, keyed by a hash of its path (a
+  big file read in two processes is two: :mod:`logmine.stages._ingest_split`). A
   file whose size and sha256 match its ``sources`` row is skipped; a changed file is read again and
   its partitions replace the old ones. Running twice on the same input leaves every table equal.
 * Atomic: the whole run is one workspace transaction; a run killed at any moment leaves the
