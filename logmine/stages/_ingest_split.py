@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -125,13 +126,14 @@ class Worker:
             [sys.executable, "-m", "logmine.stages._ingest_split"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self.stderr, env=env,
         )
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode())  # small: fits the pipe
-        self.proc.stdin.close()
-        self.proc.stdin = None  # so communicate() does not touch it
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")  # small: fits the pipe
+        self.proc.stdin.flush()  # stdin stays open: the worker stops when it closes (this process died)
 
     def result(self) -> tuple[FileReport, dict[str, Path]]:
-        out, _ = self.proc.communicate()
+        out = self.proc.stdout.read()  # type: ignore[union-attr] - until the worker exits
+        self.proc.wait()
+        self.proc.stdin.close()  # type: ignore[union-attr]
         if self.proc.returncode != 0:
             self.stderr.seek(0)
             raise WorkerError(self.proc.returncode, self.stderr.read().decode(errors="replace")[-2000:])
@@ -142,6 +144,9 @@ class Worker:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                pipe.close()
         self.stderr.close()
 
 
@@ -153,10 +158,22 @@ class WorkerError(RuntimeError):
 
 
 def main() -> None:
-    message = json.loads(sys.stdin.buffer.read())
+    message = json.loads(sys.stdin.buffer.readline())
     part = Part(**{**message, "user_key": bytes.fromhex(message["user_key"])})
+    threading.Thread(target=_exit_with_parent, daemon=True).start()
     report, files = write_part(part)
     sys.stdout.write(json.dumps({"report": asdict(report), "files": {t: str(p) for t, p in files.items()}}))
+
+
+
+def _exit_with_parent() -> None:
+    """Stop at once when stdin closes before the part is done: the reading process died (or was
+    killed), so nobody will adopt the files; they are left for the workspace to collect. (Reads
+    the file descriptor, not ``sys.stdin``: a thread blocked in its buffer's lock aborts the
+    interpreter's shutdown.)"""
+    while os.read(0, 1 << 16):
+        pass
+    os._exit(3)
 
 
 if __name__ == "__main__":

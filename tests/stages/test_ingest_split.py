@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 from pathlib import Path
 
 import polars as pl
@@ -42,10 +44,12 @@ def _one_file(tmp_path: Path) -> Path:
     return logs
 
 
-def test_split_file_gives_the_rows_of_one_read_in_order(tmp_path: Path) -> None:
+def test_split_file_gives_the_rows_of_one_read_in_order(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     logs = _one_file(tmp_path)
     whole = logmine.ingest(logs, tmp_path / "whole", IngestConfig(threads=False, split=False))
-    split = logmine.ingest(logs, tmp_path / "split", IngestConfig(split=True))
+    with caplog.at_level(logging.WARNING, logger="logmine.stages._ingest_split"):
+        split = logmine.ingest(logs, tmp_path / "split", IngestConfig(split=True))
+    assert caplog.messages == []  # the worker process did its part (no fallback)
     assert split.summary()["lines_rejected"] == whole.summary()["lines_rejected"] > len(BAD_LINES)
     assert sorted(Workspace.open(tmp_path / "split").partitions("events")) == [
         ingest.source_key(str(logs / "day0.jsonl")), ingest.source_key(str(logs / "day0.jsonl")) + _ingest_split.REST_SUFFIX,
@@ -100,3 +104,15 @@ def test_a_span_reads_only_its_lines_numbered_from_its_first(tmp_path: Path) -> 
     assert events["action"].to_list() == ["a2", "a3", "a4"]
     assert events["source_line"].to_list() == [3, 4, 5]
     assert sum(b.bytes_read for b in batches) == stop - start
+
+
+def test_the_worker_stops_when_the_reading_process_dies(tmp_path: Path) -> None:
+    fifo = tmp_path / "never-written.jsonl"
+    os.mkfifo(fifo)  # the worker blocks opening it, as if busy reading
+    files = {t: str(tmp_path / f"{t}.parquet") for t in ingest.WRITTEN_TABLES}
+    worker = _ingest_split.Worker(_ingest_split.Part(str(fifo), 0, None, "k", b"user-key", files))
+    try:
+        worker.proc.stdin.close()  # type: ignore[union-attr] - what this process dying does
+        assert worker.proc.wait(timeout=120) == 3
+    finally:
+        worker.kill()
