@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -55,6 +56,36 @@ def pseudonymise(values: pl.Series, key: bytes, cache: dict[str, str] | None = N
     if values.null_count() == len(values):
         return values
     return values.replace_strict(cache, default=None, return_dtype=pl.String())
+
+
+class Pseudonyms:
+    """A file's user-id pseudonyms: each distinct id is hashed once, and a batch's ids are replaced
+    by a join with the ids seen so far (a per-row lookup cost more than the whole join)."""
+
+    LIMIT = 1_000_000
+    """Distinct ids remembered (bounds the cache on pathological inputs)."""
+
+    def __init__(self, key: bytes) -> None:
+        self.key = key
+        self.known: dict[str, str] = {}
+        self.frame = pl.DataFrame(schema={"raw": pl.String(), "hashed": pl.String()})
+
+    def __call__(self, values: pl.Series) -> pl.Series:
+        """``values`` with each id replaced by its :func:`pseudonym` (nulls stay null)."""
+        hashed = self._lookup(values)
+        if hashed.null_count() > values.null_count():  # ids not seen before
+            for value in values.filter(hashed.is_null()).unique().to_list():
+                if value is not None:
+                    self.known[value] = pseudonym(value, self.key)
+            self.frame = pl.DataFrame({"raw": list(self.known), "hashed": list(self.known.values())}, schema=self.frame.schema)
+            hashed = self._lookup(values)
+            if len(self.known) > self.LIMIT:
+                self.known.clear()
+                self.frame = self.frame.clear()
+        return hashed.alias(values.name)
+
+    def _lookup(self, values: pl.Series) -> pl.Series:
+        return values.to_frame("raw").join(self.frame, on="raw", how="left", validate="m:1", maintain_order="left")["hashed"]
 
 
 _USER_FIELD = re.compile(r'"(?:user_id|userId|user|username|user_name|login|enduser\.id|user\.id)"\s*:\s*"((?:[^"\\]|\\.)*)("|$)')
@@ -154,7 +185,7 @@ class PartitionWriter:
         self.writers: dict[str, tuple[pq.ParquetWriter, Path]] = {}
         self.buffered: dict[str, list[pa.Table]] = {}
         self.report = FileReport(name, fmt, "ingested")
-        self.users: dict[str, str] = {}
+        self.users = Pseudonyms(user_key)
 
     def add(self, batch: Batch) -> None:
         self.write(self.prepare(batch))
@@ -201,16 +232,15 @@ class PartitionWriter:
             columns.append(pl.col("weight").fill_null(1))
         df = df.with_columns(columns)
         if df["user_id"].null_count() < df.height:
-            df = df.with_columns(pseudonymise(df["user_id"], self.user_key, self.users).alias("user_id"))
-        if len(self.users) > 1_000_000:  # bound the cache on pathological inputs
-            self.users.clear()
+            df = df.with_columns(self.users(df["user_id"]))
         return df.select(list(schema))
 
     def _positional_ids(self, df: pl.DataFrame) -> pl.Expr:
         """``<path key>:<line>:<n>``, n counting the rows a line produced (0 when one row per line)."""
-        line = df["source_line"]
-        unique = line.is_sorted() and not (line.diff() == 0).any()
-        index = pl.lit("0") if unique else pl.int_range(pl.len()).over("source_line").cast(pl.String)
+        line = df["source_line"].to_numpy()
+        if len(line) < 2 or bool(np.all(line[1:] > line[:-1])):  # one row per line: fewer parts to join
+            return pl.concat_str(pl.lit(self.key + ":"), pl.col("source_line").cast(pl.String), pl.lit(":0"))
+        index = pl.int_range(pl.len()).over("source_line").cast(pl.String)
         return pl.concat_str(pl.lit(self.key + ":"), pl.col("source_line").cast(pl.String), pl.lit(":"), index)
 
     def _write(self, table: str, arrow: pa.Table) -> None:

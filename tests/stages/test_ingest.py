@@ -9,6 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,6 +17,8 @@ from ingest_helpers import TABLES, assert_same_tables, event, request, table_con
 
 import logmine
 from logmine.errors import InputPathError, OptionError, WorkspaceLockedError
+from logmine.records import EVENTS_SCHEMA
+from logmine.stages._ingest_writer import PartitionWriter, Pseudonyms
 from logmine.stages.ingest import IngestConfig, IngestReport, pseudonym
 from logmine.workspace import Workspace
 
@@ -170,6 +173,32 @@ def test_ids_are_positional_and_stable_when_a_file_grows(tmp_path: Path) -> None
     after = table_contents(tmp_path / "ws", "events")["event_id"].to_list()
     assert after[:3] == before and len(set(after)) == 4
     assert all(i.endswith(f":{n}:0") for n, i in enumerate(after, start=1))
+
+
+def test_pseudonyms_hash_each_id_as_pseudonym_does_across_batches() -> None:
+    key = b"k" * 32
+    users = Pseudonyms(key)
+    first = users(pl.Series("user_id", ["a", None, "b", "a"], dtype=pl.String))
+    second = users(pl.Series("user_id", ["c", "b", None, "c", "a"], dtype=pl.String))  # "c" is new
+    assert first.name == second.name == "user_id"
+    assert first.to_list() == [pseudonym("a", key), None, pseudonym("b", key), pseudonym("a", key)]
+    assert second.to_list() == [pseudonym(u, key) if u else None for u in ["c", "b", None, "c", "a"]]
+    assert sorted(users.known) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("lines", [[3, 5, 9], [3, 3, 4, 7, 7, 7]], ids=["one-row-per-line", "repeated-lines"])
+def test_positional_ids_count_the_rows_of_a_line(lines: list[int]) -> None:
+    writer = PartitionWriter({}, "key", "a.jsonl", "native", b"k" * 32)
+    df = pl.DataFrame({"event_id": [None, "given", *[None] * (len(lines) - 2)], "source_line": lines},
+                      schema={"event_id": pl.String(), "source_line": pl.Int64()})
+    ids = writer._frame(df, EVENTS_SCHEMA, "event_id")["event_id"].to_list()
+    seen: dict[int, int] = {}
+    expected = []
+    for line in lines:
+        n = seen[line] = seen.get(line, -1) + 1
+        expected.append(f"key:{line}:{n}")
+    expected[1] = "given"
+    assert ids == expected
 
 
 def _all_text(root: Path) -> str:
