@@ -491,14 +491,34 @@ def _ts_expr(df: pl.DataFrame) -> pl.Expr:
 
 
 _DAYS_IN_MONTH = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
-_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
-"""Where ``YYYY-MM-DDTHH:MM:SS`` has digits."""
-_FRACTION_PLACES = 10 ** np.arange(5, -1, -1, dtype=np.int64)
+_Z_SIZES = (20, 22, 23, 24, 25, 26, 27)
+"""Lengths of ``YYYY-MM-DDTHH:MM:SSZ`` and of the forms with 1-6 fraction digits."""
+_Z_WIDTH = 32
+"""Bytes taken from each text's start (the longest form and padding to whole 8-byte words)."""
+
+
+def _z_template(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The lowest byte allowed at each of the first _Z_WIDTH places of a ``...Z`` text of ``size``
+    bytes, and how far above it a byte may be (any byte after the text: the next texts' or padding)."""
+    form = "DDDD-DD-DDTDD:DD:DD" + ("." + "D" * (size - 21) if size > 20 else "") + "Z"
+    low, high = np.zeros(_Z_WIDTH, np.uint8), np.full(_Z_WIDTH, 255, np.uint8)
+    low[:size] = np.frombuffer(form.replace("D", "0").encode(), np.uint8)
+    high[:size] = np.frombuffer(form.replace("D", "9").encode(), np.uint8)
+    return low, high - low
+
+
+_Z_TEMPLATES = {size: _z_template(size) for size in _Z_SIZES}
+_ALL_BYTES_TRUE = np.uint64(0x0101010101010101)
+"""Eight True bools read as one word."""
 
 
 def _iso_z_micros(ts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     """Microseconds since the epoch of each ``YYYY-MM-DDTHH:MM:SS[.f]Z`` text (1-6 fraction digits,
-    a real date and time of day), and a mask of the texts of that form (the others' values are junk)."""
+    a real date and time of day), and a mask of the texts of that form (the others' values are junk).
+
+    The texts are taken by length (one length in most chunks), so each place's byte is checked
+    against a fixed template and the fraction's digits sit in fixed places.
+    """
     n = len(ts)
     micros, fast = np.zeros(n, np.int64), np.zeros(n, bool)
     arrow = ts.to_arrow()
@@ -507,20 +527,23 @@ def _iso_z_micros(ts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.frombuffer(arrow.buffers()[1], np.int64)[arrow.offset:arrow.offset + n + 1]
     data = np.frombuffer(arrow.buffers()[2], np.uint8)
     lengths = np.diff(offsets)
-    rows = np.flatnonzero((lengths == 20) | ((lengths >= 22) & (lengths <= 27)))
-    if len(rows) == 0:
-        return micros, fast
-    size = lengths[rows]
-    chars = np.lib.stride_tricks.sliding_window_view(np.concatenate([data, np.zeros(27, np.uint8)]), 27)[offsets[rows]]
-    digit = chars - np.uint8(48)  # wraps: a non-digit is 10 or more
-    fraction_digits = (size - 21)[:, None] > np.arange(6)  # at 20 .. size-2 when there is a fraction
-    ok = (
-        np.all(digit[:, _DIGITS] < 10, axis=1) & np.all(~fraction_digits | (digit[:, 20:26] < 10), axis=1)
-        & (chars[:, 4] == ord("-")) & (chars[:, 7] == ord("-")) & (chars[:, 10] == ord("T"))
-        & (chars[:, 13] == ord(":")) & (chars[:, 16] == ord(":"))
-        & ((size == 20) | (chars[:, 19] == ord("."))) & (chars[np.arange(len(rows)), size - 1] == ord("Z"))
-    )
-    d = digit[:, :19].astype(np.int64)
+    padded = np.lib.stride_tricks.sliding_window_view(np.concatenate([data, np.zeros(_Z_WIDTH, np.uint8)]), _Z_WIDTH)
+    counts = np.bincount(np.minimum(lengths, _Z_WIDTH), minlength=_Z_WIDTH + 1)
+    for size in (size for size in _Z_SIZES if counts[size]):
+        rows = np.flatnonzero(lengths == size)
+        chars = padded[offsets[rows]]
+        low, span = _Z_TEMPLATES[size]
+        within = ((chars - low) <= span).view(np.uint64)  # a byte below low wraps above span
+        ok = (within[:, 0] & within[:, 1] & within[:, 2] & within[:, 3]) == _ALL_BYTES_TRUE
+        micros[rows], ok = _z_micros(chars[:, :size] - np.uint8(48), ok)
+        fast[rows] = ok
+    return micros, fast
+
+
+def _z_micros(digit: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The microseconds of ``...Z`` texts of one length (as digit values; ``ok``: of the form),
+    0 where the date or time is not real, and ``ok`` cleared there."""
+    d = digit[:, :19].astype(np.int32)  # (days fit in 32 bits; microseconds are counted in 64)
     year = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
     month, day = d[:, 5] * 10 + d[:, 6], d[:, 8] * 10 + d[:, 9]
     hour, minute, second = d[:, 11] * 10 + d[:, 12], d[:, 14] * 10 + d[:, 15], d[:, 17] * 10 + d[:, 18]
@@ -528,14 +551,13 @@ def _iso_z_micros(ts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     month_ok = (month >= 1) & (month <= 12)
     days_in_month = _DAYS_IN_MONTH[np.where(month_ok, month, 0)] + ((month == 2) & leap)
     ok &= (year >= 1) & month_ok & (day >= 1) & (day <= days_in_month) & (hour <= 23) & (minute <= 59) & (second <= 59)
-    fraction = (np.where(fraction_digits, digit[:, 20:26], 0).astype(np.int64) * _FRACTION_PLACES).sum(axis=1)
+    places = digit.shape[1] - 21  # fraction digits
+    fraction = digit[:, 20:20 + places].astype(np.int64) @ (10 ** np.arange(5, 5 - places, -1, dtype=np.int64)) if places > 0 else 0
     y = year - (month <= 2)  # days from the civil date (H. Hinnant's algorithm)
     era, yoe = y // 400, y % 400
     doy = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
-    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-    micros[rows] = ((days * 86400 + hour * 3600 + minute * 60 + second) * 1_000_000 + fraction) * ok
-    fast[rows] = ok
-    return micros, fast
+    days = (era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468).astype(np.int64)
+    return ((days * 86400 + hour * 3600 + minute * 60 + second) * 1_000_000 + fraction) * ok, ok
 
 
 def _checks(df: pl.DataFrame) -> pl.Expr:
