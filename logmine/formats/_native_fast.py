@@ -308,8 +308,9 @@ class _Chunk:
         if df.height != lines.count:
             return False
         df = df.with_columns(source_line=pl.Series(numbers, dtype=pl.Int64))
-        flagged = _uncertain_rows(df, lines)
-        checked = df.with_columns(_ts_value(df))
+        ts_value, epoch_ms = _ts_value(df)
+        flagged = _uncertain_rows(df, lines, epoch_ms)
+        checked = df.with_columns(ts_value)
         checked = checked.with_columns(_checks(checked))
         ok = checked["ok"].to_numpy() & ~flagged
         attrs, ok = _canonical_attrs(ok, lines, self.attrs_cache)
@@ -383,16 +384,17 @@ class _Lines:
         return self._column
 
 
-def _uncertain_rows(df: pl.DataFrame, lines: _Lines) -> np.ndarray:
-    """Rows whose values Polars may have coerced or decoded differently from orjson."""
+def _uncertain_rows(df: pl.DataFrame, lines: _Lines, epoch_ms: np.ndarray) -> np.ndarray:
+    """Rows whose values Polars may have coerced or decoded differently from orjson (``epoch_ms``:
+    the rows whose ``ts`` text is 12-13 digits)."""
     flagged = np.zeros(df.height, bool)
     for name in (c for c in _STRING_FIELDS if df[c].null_count() < df.height):
         rows = _suspect_rows(df[name])
         if len(rows):
             flagged[rows[~_was_string(lines.column().gather(rows), name).to_numpy()]] = True
-    rows = df["ts"].str.contains(_MS_TS).fill_null(False).arg_true()
-    if rows.len():
-        flagged[rows.filter(_maybe_digit_string(lines.column().gather(rows))).to_numpy()] = True
+    rows = np.flatnonzero(epoch_ms)
+    if len(rows):
+        flagged[rows[_maybe_digit_string(lines.column().gather(rows)).to_numpy()]] = True
     if df["token_texts"].to_arrow().flatten().null_count:  # a null among the texts is a reject
         gaps = df.select(pl.col("token_texts").list.eval(pl.element().is_null()).list.any().fill_null(False))
         flagged |= gaps.to_series().to_numpy()
@@ -453,21 +455,22 @@ def _latency_ok(name: str) -> pl.Expr:
     return col.is_null() | ((col >= 0) & (col <= MAX_LATENCY_MS))
 
 
-def _ts_value(df: pl.DataFrame) -> pl.Series:
-    """``ts`` as the per-line reader parses it, for the ISO 8601 forms and epoch ms it surely agrees on.
+def _ts_value(df: pl.DataFrame) -> tuple[pl.Series, np.ndarray]:
+    """``ts`` as the per-line reader parses it, for the ISO 8601 forms and epoch ms it surely agrees
+    on, and the mask of the rows whose text is epoch ms (12-13 digits).
 
-    The common ``...Z`` form is parsed with numpy (:func:`_iso_z_micros`); the other rows with the
-    Polars parsers they need (a when/then chain evaluates every branch in full).
+    The common ``...Z`` form and epoch ms are parsed with numpy (:func:`_numpy_micros`); the other
+    rows with the Polars parsers they need (a when/then chain evaluates every branch in full).
     """
     ts = df["ts"]
-    micros, fast = _iso_z_micros(ts)
+    micros, fast, epoch_ms = _numpy_micros(ts)
     value = pl.Series("ts_value", micros).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
     value = pl.select(pl.when(pl.Series(fast)).then(value)).to_series().alias("ts_value")
     rest = np.flatnonzero(~fast & ts.is_not_null().to_numpy())
     if len(rest):
         others = ts.gather(rest).to_frame()
         value = value.scatter(rest, others.select(_ts_expr(others)).to_series())
-    return value
+    return value, epoch_ms
 
 
 def _ts_expr(df: pl.DataFrame) -> pl.Expr:
@@ -493,6 +496,8 @@ def _ts_expr(df: pl.DataFrame) -> pl.Expr:
 _DAYS_IN_MONTH = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
 _Z_SIZES = (20, 22, 23, 24, 25, 26, 27)
 """Lengths of ``YYYY-MM-DDTHH:MM:SSZ`` and of the forms with 1-6 fraction digits."""
+_MS_SIZES = (12, 13)
+"""Lengths of epoch milliseconds (:data:`_MS_TS`)."""
 _Z_WIDTH = 32
 """Bytes taken from each text's start (the longest form and padding to whole 8-byte words)."""
 
@@ -500,44 +505,50 @@ _Z_WIDTH = 32
 def _z_template(size: int) -> tuple[np.ndarray, np.ndarray]:
     """The lowest byte allowed at each of the first _Z_WIDTH places of a ``...Z`` text of ``size``
     bytes, and how far above it a byte may be (any byte after the text: the next texts' or padding)."""
-    form = "DDDD-DD-DDTDD:DD:DD" + ("." + "D" * (size - 21) if size > 20 else "") + "Z"
+    form = "D" * size if size in _MS_SIZES else "DDDD-DD-DDTDD:DD:DD" + ("." + "D" * (size - 21) if size > 20 else "") + "Z"
     low, high = np.zeros(_Z_WIDTH, np.uint8), np.full(_Z_WIDTH, 255, np.uint8)
     low[:size] = np.frombuffer(form.replace("D", "0").encode(), np.uint8)
     high[:size] = np.frombuffer(form.replace("D", "9").encode(), np.uint8)
     return low, high - low
 
 
-_Z_TEMPLATES = {size: _z_template(size) for size in _Z_SIZES}
+_Z_TEMPLATES = {size: _z_template(size) for size in _Z_SIZES + _MS_SIZES}
 _ALL_BYTES_TRUE = np.uint64(0x0101010101010101)
 """Eight True bools read as one word."""
 
 
-def _iso_z_micros(ts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+def _numpy_micros(ts: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Microseconds since the epoch of each ``YYYY-MM-DDTHH:MM:SS[.f]Z`` text (1-6 fraction digits,
-    a real date and time of day), and a mask of the texts of that form (the others' values are junk).
+    a real date and time of day) and of each 12-13 digit text (epoch ms), a mask of the texts of
+    either form (the others' values are junk) and a mask of the epoch ms.
 
-    The texts are taken by length (one length in most chunks), so each place's byte is checked
-    against a fixed template and the fraction's digits sit in fixed places.
+    The texts are taken by length (one or two lengths in most chunks), so each place's byte is
+    checked against a fixed template and the digits sit in fixed places.
     """
     n = len(ts)
-    micros, fast = np.zeros(n, np.int64), np.zeros(n, bool)
+    micros, fast, epoch_ms = np.zeros(n, np.int64), np.zeros(n, bool), np.zeros(n, bool)
     arrow = ts.to_arrow()
     if arrow.null_count == n or arrow.buffers()[2] is None:
-        return micros, fast
+        return micros, fast, epoch_ms
     offsets = np.frombuffer(arrow.buffers()[1], np.int64)[arrow.offset:arrow.offset + n + 1]
     data = np.frombuffer(arrow.buffers()[2], np.uint8)
     lengths = np.diff(offsets)
     padded = np.lib.stride_tricks.sliding_window_view(np.concatenate([data, np.zeros(_Z_WIDTH, np.uint8)]), _Z_WIDTH)
     counts = np.bincount(np.minimum(lengths, _Z_WIDTH), minlength=_Z_WIDTH + 1)
-    for size in (size for size in _Z_SIZES if counts[size]):
+    for size in (size for size in _Z_SIZES + _MS_SIZES if counts[size]):
         rows = np.flatnonzero(lengths == size)
         chars = padded[offsets[rows]]
         low, span = _Z_TEMPLATES[size]
         within = ((chars - low) <= span).view(np.uint64)  # a byte below low wraps above span
         ok = (within[:, 0] & within[:, 1] & within[:, 2] & within[:, 3]) == _ALL_BYTES_TRUE
-        micros[rows], ok = _z_micros(chars[:, :size] - np.uint8(48), ok)
+        digit = chars[:, :size] - np.uint8(48)
+        if size in _MS_SIZES:
+            micros[rows] = (digit.astype(np.int64) @ 10 ** np.arange(size + 2, 2, -1, dtype=np.int64)) * ok
+            epoch_ms[rows] = ok
+        else:
+            micros[rows], ok = _z_micros(digit, ok)
         fast[rows] = ok
-    return micros, fast
+    return micros, fast, epoch_ms
 
 
 def _z_micros(digit: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
