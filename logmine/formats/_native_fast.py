@@ -368,6 +368,7 @@ class _Lines:
         self.count = len(ends)
         self.starts = np.concatenate(([0], ends[:-1] + 1)) if self.count else ends
         self._column: pl.Series | None = None
+        self._escaped: np.ndarray | None = None
 
     def raw(self, i: int) -> bytes:
         """Line ``i`` as the per-line reader sees it (newline and trailing CRs stripped)."""
@@ -383,6 +384,12 @@ class _Lines:
             self._column = pl.Series("raw", array)
         return self._column
 
+    def escaped(self) -> np.ndarray:
+        """Which lines hold ``\\u`` (only those can spell a key with an escape or hold a surrogate)."""
+        if self._escaped is None:
+            self._escaped = self.column().str.contains("\\u", literal=True).to_numpy()
+        return self._escaped
+
 
 def _uncertain_rows(df: pl.DataFrame, lines: _Lines, epoch_ms: np.ndarray) -> np.ndarray:
     """Rows whose values Polars may have coerced or decoded differently from orjson (``epoch_ms``:
@@ -394,12 +401,14 @@ def _uncertain_rows(df: pl.DataFrame, lines: _Lines, epoch_ms: np.ndarray) -> np
             flagged[rows[~_was_string(lines.column().gather(rows), name).to_numpy()]] = True
     rows = np.flatnonzero(epoch_ms)
     if len(rows):
-        flagged[rows[_maybe_digit_string(lines.column().gather(rows)).to_numpy()]] = True
+        flagged[rows[_maybe_digit_string(lines.column().gather(rows), lines.escaped()[rows])]] = True
     if df["token_texts"].to_arrow().flatten().null_count:  # a null among the texts is a reject
         gaps = df.select(pl.col("token_texts").list.eval(pl.element().is_null()).list.any().fill_null(False))
         flagged |= gaps.to_series().to_numpy()
     # surrogate escapes: Polars does not reject lone ones as orjson does
-    flagged |= lines.column().str.contains(r"\\u[dD][89abAB]").to_numpy()
+    rows = np.flatnonzero(lines.escaped())
+    if len(rows):
+        flagged[rows[lines.column().gather(rows).str.contains(r"\\u[dD][89abAB]").to_numpy()]] = True
     return flagged
 
 
@@ -441,13 +450,17 @@ def _holds(raw: pl.Series, key: str, start: str) -> pl.Series:
     )
 
 
-def _maybe_digit_string(raw: pl.Series) -> pl.Series:
+def _maybe_digit_string(raw: pl.Series, escaped: np.ndarray) -> np.ndarray:
     """False when a line's top-level ``ts`` surely is no JSON string, so an all-digit ``ts`` was a number.
 
     A string shows as the plainly spelt key, a colon and a quote, unless the key is spelt with an
-    escape (ruled out here); a nested ``"ts"`` string only sends the line per line.
+    escape (ruled out here; only a line with ``\\u``, ``escaped``, can have one); a nested ``"ts"``
+    string only sends the line per line.
     """
-    return raw.str.contains(rf'"ts"{_WS}:{_WS}"|{_ESCAPED_KEY}')
+    maybe = raw.str.contains(rf'"ts"{_WS}:{_WS}"').to_numpy()
+    if escaped.any():
+        maybe |= escaped & raw.str.contains(_ESCAPED_KEY).to_numpy()
+    return maybe
 
 
 def _latency_ok(name: str) -> pl.Expr:
@@ -649,7 +662,7 @@ def _canonical_attrs(ok: np.ndarray, lines: _Lines, cache: _AttrsCache) -> tuple
     """
     column = lines.column()
     named = column.str.contains('"attrs"', literal=True).to_numpy()
-    escaped = column.str.contains("\\u", literal=True).to_numpy()
+    escaped = lines.escaped()
     out = pl.repeat(None, len(ok), dtype=pl.String(), eager=True).alias("attrs")
     rows = np.flatnonzero(ok & (named | escaped))
     if len(rows) == 0:
