@@ -28,6 +28,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -314,11 +315,14 @@ class _Chunk:
         checked = checked.with_columns(_checks(checked))
         ok = checked["ok"].to_numpy() & ~flagged
         attrs, ok = _canonical_attrs(ok, lines, self.attrs_cache)
-        checked = checked.with_columns(attrs=attrs, ok=pl.Series(ok))
+        checked = checked.with_columns(attrs=attrs)
         self.accepted += int(ok.sum())
-        rows = checked.lazy()  # lazy, so each filter copies only the columns its table keeps
-        self.events.append(rows.filter(pl.col("ok") & (pl.col("type") == "event")).select(_event_exprs()).collect())
-        self.requests.append(rows.filter(pl.col("ok") & (pl.col("type") == "llm_request")).select(_request_exprs()).collect())
+        event = (checked["type"] == "event").fill_null(False).to_numpy()  # an ok row is an event or a request
+        for rows, names, exprs, out in (
+            (ok & event, _EVENT_INPUTS, _event_exprs(), self.events),
+            (ok & ~event, _REQUEST_INPUTS, _request_exprs(), self.requests),
+        ):  # each filter copies only the columns its table keeps
+            out.append(checked.select(names).filter(pl.Series(rows)).select(exprs))
         self._per_line(lines, numbers, np.flatnonzero(~ok))
         return True
 
@@ -586,6 +590,12 @@ def _z_micros(digit: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def _checks(df: pl.DataFrame) -> pl.Expr:
     """``ok``: the per-line checks as one expression, over ``df`` with its ``ts_value`` column."""
+    return _checks_expr(df["token_times_ms"].null_count() < df.height)
+
+
+@cache
+def _checks_expr(with_times: bool) -> pl.Expr:
+    """:func:`_checks`, built once (``with_times``: whether any row has ``token_times_ms``)."""
     language = pl.col("language")
     common = (
         pl.col("ts_value").is_between(pl.lit(TS_MIN, UTC_TS), pl.lit(TS_MAX, UTC_TS), closed="left").fill_null(False)
@@ -599,7 +609,7 @@ def _checks(df: pl.DataFrame) -> pl.Expr:
         & (pl.col("prompt_tokens").is_null() | (pl.col("prompt_tokens") >= 0))
         & (pl.col("completion_tokens").is_null() | (pl.col("completion_tokens") >= 0))
     )
-    if df["token_times_ms"].null_count() < df.height:
+    if with_times:
         request = request & (
             times.is_null()
             | ((times.list.min().is_null() | (times.list.min() >= 0)) & (times.list.max().is_null() | (times.list.max() <= MAX_LATENCY_MS)))
@@ -709,26 +719,34 @@ def _attrs_texts(raw: pl.Series, escaped: np.ndarray) -> pl.Series:
     return parts.select(pl.when(pl.col("plain") & top).then(after.str.extract_all(_ATTRS_VALUE).list.first())).to_series()
 
 
+@cache
 def _language() -> pl.Expr:
     language = pl.col("language")
     normal = language.str.strip_chars(" ").str.to_lowercase().replace(LANGUAGE_ALIASES)
     return pl.when(language == "").then(None).otherwise(normal).alias("language")
 
 
-def _event_exprs() -> list[pl.Expr]:
+@cache
+def _event_exprs() -> tuple[pl.Expr, ...]:
     exprs = {name: pl.col(name) for name in EVENT_COLUMNS}
     exprs["ts"] = pl.col("ts_value")
     exprs["language"] = _language()
-    return [e.cast(EVENT_COLUMNS[n]).alias(n) for n, e in exprs.items()]
+    return tuple(e.cast(EVENT_COLUMNS[n]).alias(n) for n, e in exprs.items())
 
 
-def _request_exprs() -> list[pl.Expr]:
+@cache
+def _request_exprs() -> tuple[pl.Expr, ...]:
     exprs = {name: pl.col(name) for name in REQUEST_COLUMNS}
     exprs["ts"] = pl.col("ts_value")
     exprs["language"] = _language()
     kind = pl.col("kind")
     exprs["kind"] = pl.when(kind.is_null() | (kind == "")).then(pl.lit("other")).otherwise(kind)
-    return [e.cast(REQUEST_COLUMNS[n]).alias(n) for n, e in exprs.items()]
+    return tuple(e.cast(REQUEST_COLUMNS[n]).alias(n) for n, e in exprs.items())
+
+
+_EVENT_INPUTS = [name for name in EVENT_COLUMNS if name != "ts"] + ["ts_value"]
+_REQUEST_INPUTS = [name for name in REQUEST_COLUMNS if name != "ts"] + ["ts_value"]
+"""The checked frame's columns each table is built from."""
 
 
 def _merge(fast: list[pl.DataFrame], slow: list[dict[str, object]] | pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
