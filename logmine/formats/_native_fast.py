@@ -303,7 +303,7 @@ class _Chunk:
             except UnicodeDecodeError:
                 return False
         try:
-            df = pl.read_ndjson(data, schema=_read_schema())
+            df = pl.read_ndjson(data, schema=_read_schema()).rechunk()  # one chunk a column: each eager step would else copy the ~18 pieces again
         except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - any parse failure: sift the lines
             return False
         if df.height != lines.count:
