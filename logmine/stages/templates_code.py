@@ -236,13 +236,18 @@ def _in_code(pieces: list[tuple[str, bool, int]], i: int) -> bool:
 
 
 def _code_bodies(text: str, pieces: list[tuple[str, bool, int]], kinds: list[str]) -> dict[int, int]:
-    """The spans of the code in tag bodies (``<TAG>...</TAG>``) and fenced blocks, cut at the fixed
+    """The spans of the code in tag bodies (``<TAG>...</TAG>``), fenced blocks and fill-in-the-middle
+    regions (after a FIM or file sentinel, up to the next sentinel), cut at the fixed
     pieces inside (such as a cursor marker), blank space at their edges included; their blank pieces
     become code. (A blank line before a closing fence is the value's: a template that kept it would
     match only code ending in one.)"""
     spans = [m.span(2) for m in _TAG_BODY.finditer(text)] if "</" in text else []
     if "```" in text or "~~~" in text:
         spans += [m.span(2) for m in _FENCE_BODY.finditer(text) if m.end(2) > m.start(2)]
+    for m in _FIM_START.finditer(text):
+        nxt = SENTINELS.search(text, m.end())
+        if (nxt.start() if nxt else len(text)) > m.end():
+            spans.append((m.end(), nxt.start() if nxt else len(text)))
     spans.sort()
     whole: dict[int, int] = {}  # start -> end
     if not spans:

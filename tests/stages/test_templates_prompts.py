@@ -174,7 +174,7 @@ def test_role_tag_lines_and_punctuation_after_a_placeholder_are_text() -> None:
         pytest.param("# Path: src/a.py\n# return x\n#\nx = 1", "{code}", id="comment-lines-together-are-code"),
         pytest.param("Intro.\n\n# Usage\n\nRun it.", "Intro.\n\n# Usage\n\nRun it.", id="a-heading-standing-apart-is-text"),
         pytest.param("<|repo_name|>acme\n<|file_sep|>src/a.py\nThis module reads the config.\n<|fim_prefix|>x = 1<|fim_suffix|>\n<|fim_middle|>",
-                     "<|repo_name|>acme\n<|file_sep|>{code}\n<|fim_prefix|>{code}<|fim_suffix|>\n<|fim_middle|>", id="a-files-text-after-file-sep-is-code"),
+                     "<|repo_name|>acme\n<|file_sep|>{code}<|fim_prefix|>{code}<|fim_suffix|>\n<|fim_middle|>", id="a-files-text-after-file-sep-is-code"),
     ],
 )
 def test_headings_and_files(prompt: str, expected: str) -> None:
@@ -215,3 +215,12 @@ def test_a_long_sentinel_is_structure() -> None:
 def test_a_tag_glued_inside_an_expression_is_code() -> None:
     prompt = "Fix:\n\nm = re.compile(r'(?P<thousands_sep>,)?')\nx = 1\n\nThanks."
     assert SLOT.sub(r"{\1}", skeleton(prompt, {"language": "python"}, SlotStore())) == "Fix:\n\n{code}\n\nThanks."
+
+
+def test_a_fim_region_is_one_slot_whatever_blank_lines_its_code_ends_with() -> None:
+    """The text between FIM sentinels is the value, newlines at its ends included: otherwise a
+    prefix ending in a blank line and one that does not give two templates of one format."""
+    prompts = ["user: <|fim_prefix|>def f(x):\n    return x\n<|fim_suffix|>\n\nprint(f(1))\n<|fim_middle|>",
+               "user: <|fim_prefix|>def f(x):\n    return x<|fim_suffix|>\nprint(f(1))<|fim_middle|>"]
+    shapes = {SLOT.sub(r"{\1}", skeleton(p, {}, SlotStore())) for p in prompts}
+    assert shapes == {"user: <|fim_prefix|>{code}<|fim_suffix|>{code}<|fim_middle|>"}
