@@ -320,7 +320,7 @@ def _token_regex(token: str) -> str:
     """A pattern token as a regex: a wildcard is any word, a named slot ``{code}`` any of its slot tokens."""
     if token == WILDCARD:
         return r"\S+"
-    return "".join(rf"\{{{m[1:-1]}(?::[a-z]+)?\}}" if m.startswith("{") else re.escape(m) for m in _SLOT_NAME.split(token) if m)
+    return "".join(rf"\{{{m[1:-1]}(?::[a-z]+)?\}}" if _SLOT_NAME.fullmatch(m) else re.escape(m) for m in _SLOT_NAME.split(token) if m)
 
 
 _SLOT_NAME = re.compile(r"(\{[a-z_]+\})")

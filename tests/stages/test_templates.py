@@ -186,3 +186,14 @@ def test_units_of_different_prompt_formats_are_never_one_template() -> None:
     units = [("ctx", f"<|fim_prefix|>x{i}") for i in range(10)] + [("ctx", f"y{i}") for i in range(3)]
     groups = cluster(units, [1] * len(units))
     assert sorted(len(g.members) for g in groups) == [3, 10]
+
+
+
+def test_a_word_opening_with_a_brace_is_text_not_a_slot_name() -> None:
+    """A static word such as ``{(x)`` reached a unit's regex unescaped, as if it were ``{code}``
+    (a prompt log of the compress bench crashed the miner with "unbalanced parenthesis")."""
+    from logmine.stages.templates import _pattern_regex
+
+    regex = _pattern_regex(["map", "{(x)", "{code}", "{items}"])
+    assert regex.match("map {(x) {code:abcdefgh} {items}")
+    assert regex.match("map {(x) {code:abcdefgh} {other}") is None
