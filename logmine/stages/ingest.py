@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fnmatch
 import gc
 import hashlib
@@ -53,7 +54,7 @@ from logmine.records import (
     conform,
 )
 from logmine.stages._ingest_split import REST_SUFFIX, Worker, plan_split, rest_result
-from logmine.stages._ingest_threads import use_threads
+from logmine.stages._ingest_threads import cores, use_threads
 from logmine.stages._ingest_writer import (  # pseudonym, pseudonymise, scrub_users: public, used by other stages
     WRITTEN_TABLES,
     FileReport,
@@ -89,7 +90,9 @@ class IngestConfig:
     them at the start of the file (:mod:`logmine.stages._ingest_threads`)."""
     split: bool | None = None
     """Read a plain native file of ``THREADS_MIN_BYTES`` or more in two processes, each in step
-    (:mod:`logmine.stages._ingest_split`); None: when ``threads`` is None and cores are spare."""
+    (:mod:`logmine.stages._ingest_split`); None: when ``threads`` is None, the machine has two cores
+    or more and the files are read here (not on an engine's workers), busy or not: under load two
+    processes get two shares of the cores, as the other work's processes do."""
 
 
 @dataclass
@@ -271,6 +274,7 @@ def _read_all(tasks: list[FileTask], engine: Engine | None, meter: _Meter) -> It
             meter.end(result.size)
             yield result
         return
+    tasks = [t if t.split is not None else dataclasses.replace(t, split=False) for t in tasks]  # the engine's workers share the cores
     for task, result in zip(tasks, engine.map(read_file, tasks, label="ingest"), strict=True):
         meter.start(Path(task.path))
         meter.end(result.size)
@@ -402,7 +406,8 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
         return _file_reject(task, before.st_size, None, f"{REJECT_UNRECOGNISED_FILE}: {reason}")
     big = before.st_size >= THREADS_MIN_BYTES
     threads = task.threads if task.threads is not None else not big or use_threads()
-    wanted = task.split if task.split is not None else task.threads is None and big and threads
+    # two processes even on a busy machine: each gets its share of the cores, as the other work's do
+    wanted = task.split if task.split is not None else task.threads is None and big and cores() >= 2
     rest = plan_split(path, fmt, before.st_size, wanted, task.key, task.user_key, task.rest_files)
     worker = None if rest is None else Worker(rest)
     with ThreadPoolExecutor(1, thread_name_prefix="logmine-sha256") as pool:
