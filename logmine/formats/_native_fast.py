@@ -33,23 +33,29 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-import orjson
 import polars as pl
 import pyarrow as pa
 
 from logmine.formats import native
 from logmine.formats._base import (
     LANGUAGE_ALIASES,
-    MAX_LATENCY_MS,
     MAX_LINE_BYTES,
-    TS_MAX,
-    TS_MIN,
     Batch,
     RecordError,
     open_binary,
     reject,
 )
-from logmine.records import REJECT_OVERSIZED, REQUEST_KINDS, UTC_TS
+from logmine.formats._native_attrs import ATTRS_CACHE_SIZE, _AttrsCache, _canonical_attrs  # noqa: F401 - re-exported
+from logmine.formats._native_checks import (  # noqa: F401 - _SUSPECT, _suspect_rows re-exported for the tests
+    _SUSPECT,
+    _checks,
+    _polars_can_read,
+    _suspect_rows,
+    _ts_value,
+    _uncertain_rows,
+)
+from logmine.formats._native_schema import EVENT_COLUMNS, READ_SCHEMA, REQUEST_COLUMNS, _read_schema  # noqa: F401 - re-exported
+from logmine.records import REJECT_OVERSIZED
 
 CHUNK_BYTES = min(8 << 20, MAX_LINE_BYTES)
 """Bytes read at a time. At most MAX_LINE_BYTES, so only a chunk's first line can be oversized."""
@@ -57,43 +63,6 @@ WORKERS = 2
 """Chunks checked at once."""
 MIN_FAST_LINES = 64
 """A piece that still fails to parse after sifting is halved down to this many lines, read per line."""
-
-_S, _F, _I = pl.String(), pl.Float64(), pl.Int64()
-READ_SCHEMA: dict[str, pl.DataType] = {
-    "type": _S, "ts": _S, "action": _S, "event_id": _S, "session_id": _S, "user_id": _S, "ide": _S,
-    "file_path": _S, "language": _S, "duration_ms": _F, "kind": _S, "request_id": _S,
-    "model": _S, "prompt": _S, "prefix": _S, "suffix": _S, "completion": _S, "accepted": pl.Boolean(),
-    "ttft_ms": _F, "total_ms": _F, "prompt_tokens": _I, "completion_tokens": _I,
-    "token_times_ms": pl.List(_F), "token_texts": pl.List(_S),
-}
-EVENT_COLUMNS: dict[str, pl.DataType] = {
-    "event_id": _S, "ts": UTC_TS, "session_id": _S, "user_id": _S, "ide": _S, "action": _S, "file_path": _S,
-    "language": _S, "duration_ms": _F, "attrs": _S, "source_line": _I,
-}
-REQUEST_COLUMNS: dict[str, pl.DataType] = {
-    "request_id": _S, "ts": UTC_TS, "session_id": _S, "user_id": _S, "kind": _S, "model": _S, "language": _S,
-    "file_path": _S, "prompt": _S, "prefix": _S, "suffix": _S, "completion": _S, "accepted": pl.Boolean(),
-    "ttft_ms": _F, "total_ms": _F, "prompt_tokens": _I, "completion_tokens": _I, "token_times_ms": pl.List(_F),
-    "token_texts": pl.List(_S), "ide": _S, "attrs": _S, "source_line": _I,
-}
-
-
-def _read_schema() -> dict[str, pl.DataType]:
-    """READ_SCHEMA, but ``token_texts`` as categoricals, which Polars reads strictly: a number in the
-    list fails the parse instead of becoming its text. Fresh categories per chunk are freed with it."""
-    return {**READ_SCHEMA, "token_texts": pl.List(pl.Categorical(pl.Categories.random()))}
-
-
-_STRING_FIELDS = tuple(k for k, v in READ_SCHEMA.items() if v == _S and k not in {"type", "ts", "kind"})
-
-# A string value that may be the text Polars made of a number, boolean, object or list.
-_SUSPECT = r"^(?:-?[0-9][0-9.eE+-]*$|true$|false$|[\[{])"
-_ISO_TS = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?$"
-_MS_TS = r"^[0-9]{12,13}$"
-# A key with a \uXXXX escape: the key the raw-line checks look for might be spelt that way.
-_ESCAPED_KEY = r'\\u[0-9a-fA-F]{4}(?:[^"\\]|\\.)*"\s*:'
-_WS = r"[ \t\r\n]*"
-"""JSON whitespace (``\\s`` would also match Unicode spaces)."""
 
 
 class _LongLine(NamedTuple):
@@ -327,39 +296,6 @@ class _Chunk:
         return True
 
 
-_FLOATS = ("duration_ms", "ttft_ms", "total_ms")
-_INTS = ("prompt_tokens", "completion_tokens")
-
-
-def _polars_can_read(raw: bytes) -> bool:
-    """Whether ``pl.read_ndjson`` reads this line with READ_SCHEMA: a cheap mirror of its rules.
-
-    Wrong answers only cost time: a line wrongly deemed readable makes the re-parse fail (then
-    :meth:`_Chunk._halve` isolates it); one wrongly deemed unreadable is read per line.
-    """
-    if not raw.strip():
-        return False
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return False
-    if type(obj) is not dict:
-        return False
-    for key in _FLOATS:
-        if obj.get(key) is not None and type(obj[key]) not in (int, float):
-            return False
-    for key in _INTS:
-        value = obj.get(key)
-        if value is not None and not (type(value) is int and -(2**63) <= value < 2**63):
-            return False
-    accepted, times, texts = obj.get("accepted"), obj.get("token_times_ms"), obj.get("token_texts")
-    if accepted is not None and type(accepted) is not bool:
-        return False
-    if texts is not None and not (type(texts) is list and all(t is None or type(t) is str for t in texts)):
-        return False
-    return times is None or (type(times) is list and all(t is None or type(t) in (int, float) for t in times))
-
-
 class _Lines:
     """Line boundaries of a chunk, and its lines as a zero-copy Polars column for regex checks."""
 
@@ -394,329 +330,6 @@ class _Lines:
             self._escaped = self.column().str.contains("\\u", literal=True).to_numpy()
         return self._escaped
 
-
-def _uncertain_rows(df: pl.DataFrame, lines: _Lines, epoch_ms: np.ndarray) -> np.ndarray:
-    """Rows whose values Polars may have coerced or decoded differently from orjson (``epoch_ms``:
-    the rows whose ``ts`` text is 12-13 digits)."""
-    flagged = np.zeros(df.height, bool)
-    for name in (c for c in _STRING_FIELDS if df[c].null_count() < df.height):
-        rows = _suspect_rows(df[name])
-        if len(rows):
-            flagged[rows[~_was_string(lines.column().gather(rows), name).to_numpy()]] = True
-    rows = np.flatnonzero(epoch_ms)
-    if len(rows):
-        flagged[rows[_maybe_digit_string(lines.column().gather(rows), lines.escaped()[rows])]] = True
-    if df["token_texts"].to_arrow().flatten().null_count:  # a null among the texts is a reject
-        gaps = df.select(pl.col("token_texts").list.eval(pl.element().is_null()).list.any().fill_null(False))
-        flagged |= gaps.to_series().to_numpy()
-    # surrogate escapes: Polars does not reject lone ones as orjson does
-    rows = np.flatnonzero(lines.escaped())
-    if len(rows):
-        flagged[rows[lines.column().gather(rows).str.contains(r"\\u[dD][89abAB]").to_numpy()]] = True
-    return flagged
-
-
-_SUSPECT_FIRST = np.zeros(256, bool)
-_SUSPECT_FIRST[list(b"-0123456789tf[{")] = True
-"""The first bytes of the texts :data:`_SUSPECT` matches."""
-
-
-def _suspect_rows(values: pl.Series) -> np.ndarray:
-    """The rows whose text matches :data:`_SUSPECT`: first a test of the first byte, read from the
-    Arrow string views without copying the texts (a view holds its text's first bytes), then the
-    regex on the few rows that pass it."""
-    arrow = values.to_arrow(compat_level=pl.CompatLevel.newest())
-    if not pa.types.is_string_view(arrow.type):  # pragma: no cover - Polars hands out views
-        return values.str.contains(_SUSPECT).fill_null(False).arg_true().to_numpy()
-    end = arrow.offset + len(arrow)  # (the buffer may be longer than its views)
-    views = np.frombuffer(arrow.buffers()[1], np.uint8, count=end * 16).reshape(end, 16)[arrow.offset:]
-    candidates = np.flatnonzero(_SUSPECT_FIRST[views[:, 4]])  # byte 4 of a view: the first byte (nulls: any)
-    if len(candidates) == 0:
-        return candidates
-    return candidates[values.gather(candidates).str.contains(_SUSPECT).fill_null(False).to_numpy()]
-
-
-def _was_string(raw: pl.Series, key: str) -> pl.Series:
-    """Whether the top-level ``key`` of each raw line surely holds a JSON string."""
-    return _holds(raw, key, '"')
-
-
-def _holds(raw: pl.Series, key: str, start: str) -> pl.Series:
-    """Whether the top-level ``key`` of each raw line surely holds a value starting with ``start``.
-
-    True when the key appears once, spelt plainly, followed by ``start`` (a regex). (Had the
-    top-level key been spelt with an escape, the line would have an escaped key, ruled out here.)
-    """
-    return (
-        (raw.str.count_matches(f'"{key}"\\s*:') == 1)
-        & raw.str.contains(f'"{key}"\\s*:\\s*{start}')
-        & ~raw.str.contains(_ESCAPED_KEY)
-    )
-
-
-def _maybe_digit_string(raw: pl.Series, escaped: np.ndarray) -> np.ndarray:
-    """False when a line's top-level ``ts`` surely is no JSON string, so an all-digit ``ts`` was a number.
-
-    A string shows as the plainly spelt key, a colon and a quote, unless the key is spelt with an
-    escape (ruled out here; only a line with ``\\u``, ``escaped``, can have one); a nested ``"ts"``
-    string only sends the line per line.
-    """
-    maybe = raw.str.contains(rf'"ts"{_WS}:{_WS}"').to_numpy()
-    if escaped.any():
-        maybe |= escaped & raw.str.contains(_ESCAPED_KEY).to_numpy()
-    return maybe
-
-
-def _latency_ok(name: str) -> pl.Expr:
-    col = pl.col(name)
-    return col.is_null() | ((col >= 0) & (col <= MAX_LATENCY_MS))
-
-
-def _ts_value(df: pl.DataFrame) -> tuple[pl.Series, np.ndarray]:
-    """``ts`` as the per-line reader parses it, for the ISO 8601 forms and epoch ms it surely agrees
-    on, and the mask of the rows whose text is epoch ms (12-13 digits).
-
-    The common ``...Z`` form and epoch ms are parsed with numpy (:func:`_numpy_micros`); the other
-    rows with the Polars parsers they need (a when/then chain evaluates every branch in full).
-    """
-    ts = df["ts"]
-    micros, fast, epoch_ms = _numpy_micros(ts)
-    value = pl.Series("ts_value", micros).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
-    value = pl.select(pl.when(pl.Series(fast)).then(value)).to_series().alias("ts_value")
-    rest = np.flatnonzero(~fast & ts.is_not_null().to_numpy())
-    if len(rest):
-        others = ts.gather(rest).to_frame()
-        value = value.scatter(rest, others.select(_ts_expr(others)).to_series())
-    return value, epoch_ms
-
-
-def _ts_expr(df: pl.DataFrame) -> pl.Expr:
-    ts = pl.col("ts")
-    kinds = df.select(
-        iso=ts.str.contains(_ISO_TS).fill_null(False),
-        zoned=ts.str.contains(r"(?:Z|[+-][0-9]{2}:[0-9]{2})$").fill_null(False),
-        ms=ts.str.contains(_MS_TS).fill_null(False),
-    )
-    value = pl.lit(None, dtype=UTC_TS)
-    if kinds["ms"].any():
-        epoch = pl.from_epoch(ts.cast(pl.Int64, strict=False), time_unit="ms").dt.replace_time_zone("UTC").cast(UTC_TS)
-        value = pl.when(kinds["ms"]).then(epoch).otherwise(value)
-    if (kinds["iso"] & ~kinds["zoned"]).any():
-        naive = ts.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", time_unit="us", strict=False, cache=False).dt.replace_time_zone("UTC")
-        value = pl.when(kinds["iso"] & ~kinds["zoned"]).then(naive).otherwise(value)
-    if (kinds["iso"] & kinds["zoned"]).any():
-        zoned = ts.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", time_unit="us", time_zone="UTC", strict=False, cache=False)
-        value = pl.when(kinds["iso"] & kinds["zoned"]).then(zoned).otherwise(value)
-    return value.alias("ts_value")
-
-
-_DAYS_IN_MONTH = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
-_Z_SIZES = (20, 22, 23, 24, 25, 26, 27)
-"""Lengths of ``YYYY-MM-DDTHH:MM:SSZ`` and of the forms with 1-6 fraction digits."""
-_MS_SIZES = (12, 13)
-"""Lengths of epoch milliseconds (:data:`_MS_TS`)."""
-_Z_WIDTH = 32
-"""Bytes taken from each text's start (the longest form and padding to whole 8-byte words)."""
-
-
-def _z_template(size: int) -> tuple[np.ndarray, np.ndarray]:
-    """The lowest byte allowed at each of the first _Z_WIDTH places of a ``...Z`` text of ``size``
-    bytes, and how far above it a byte may be (any byte after the text: the next texts' or padding)."""
-    form = "D" * size if size in _MS_SIZES else "DDDD-DD-DDTDD:DD:DD" + ("." + "D" * (size - 21) if size > 20 else "") + "Z"
-    low, high = np.zeros(_Z_WIDTH, np.uint8), np.full(_Z_WIDTH, 255, np.uint8)
-    low[:size] = np.frombuffer(form.replace("D", "0").encode(), np.uint8)
-    high[:size] = np.frombuffer(form.replace("D", "9").encode(), np.uint8)
-    return low, high - low
-
-
-_Z_TEMPLATES = {size: _z_template(size) for size in _Z_SIZES + _MS_SIZES}
-_ALL_BYTES_TRUE = np.uint64(0x0101010101010101)
-"""Eight True bools read as one word."""
-
-
-def _numpy_micros(ts: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Microseconds since the epoch of each ``YYYY-MM-DDTHH:MM:SS[.f]Z`` text (1-6 fraction digits,
-    a real date and time of day) and of each 12-13 digit text (epoch ms), a mask of the texts of
-    either form (the others' values are junk) and a mask of the epoch ms.
-
-    The texts are taken by length (one or two lengths in most chunks), so each place's byte is
-    checked against a fixed template and the digits sit in fixed places.
-    """
-    n = len(ts)
-    micros, fast, epoch_ms = np.zeros(n, np.int64), np.zeros(n, bool), np.zeros(n, bool)
-    arrow = ts.to_arrow()
-    if arrow.null_count == n or arrow.buffers()[2] is None:
-        return micros, fast, epoch_ms
-    offsets = np.frombuffer(arrow.buffers()[1], np.int64)[arrow.offset:arrow.offset + n + 1]
-    data = np.frombuffer(arrow.buffers()[2], np.uint8)
-    lengths = np.diff(offsets)
-    padded = np.lib.stride_tricks.sliding_window_view(np.concatenate([data, np.zeros(_Z_WIDTH, np.uint8)]), _Z_WIDTH)
-    counts = np.bincount(np.minimum(lengths, _Z_WIDTH), minlength=_Z_WIDTH + 1)
-    for size in (size for size in _Z_SIZES + _MS_SIZES if counts[size]):
-        rows = np.flatnonzero(lengths == size)
-        chars = padded[offsets[rows]]
-        low, span = _Z_TEMPLATES[size]
-        within = ((chars - low) <= span).view(np.uint64)  # a byte below low wraps above span
-        ok = (within[:, 0] & within[:, 1] & within[:, 2] & within[:, 3]) == _ALL_BYTES_TRUE
-        digit = chars[:, :size] - np.uint8(48)
-        if size in _MS_SIZES:
-            micros[rows] = (digit.astype(np.int64) @ 10 ** np.arange(size + 2, 2, -1, dtype=np.int64)) * ok
-            epoch_ms[rows] = ok
-        else:
-            micros[rows], ok = _z_micros(digit, ok)
-        fast[rows] = ok
-    return micros, fast, epoch_ms
-
-
-def _z_micros(digit: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The microseconds of ``...Z`` texts of one length (as digit values; ``ok``: of the form),
-    0 where the date or time is not real, and ``ok`` cleared there."""
-    d = digit[:, :19].astype(np.int32)  # (days fit in 32 bits; microseconds are counted in 64)
-    year = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
-    month, day = d[:, 5] * 10 + d[:, 6], d[:, 8] * 10 + d[:, 9]
-    hour, minute, second = d[:, 11] * 10 + d[:, 12], d[:, 14] * 10 + d[:, 15], d[:, 17] * 10 + d[:, 18]
-    leap = (year % 4 == 0) & ((year % 100 != 0) | (year % 400 == 0))
-    month_ok = (month >= 1) & (month <= 12)
-    days_in_month = _DAYS_IN_MONTH[np.where(month_ok, month, 0)] + ((month == 2) & leap)
-    ok &= (year >= 1) & month_ok & (day >= 1) & (day <= days_in_month) & (hour <= 23) & (minute <= 59) & (second <= 59)
-    places = digit.shape[1] - 21  # fraction digits
-    fraction = digit[:, 20:20 + places].astype(np.int64) @ (10 ** np.arange(5, 5 - places, -1, dtype=np.int64)) if places > 0 else 0
-    y = year - (month <= 2)  # days from the civil date (H. Hinnant's algorithm)
-    era, yoe = y // 400, y % 400
-    doy = (153 * ((month + 9) % 12) + 2) // 5 + day - 1
-    days = (era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468).astype(np.int64)
-    return ((days * 86400 + hour * 3600 + minute * 60 + second) * 1_000_000 + fraction) * ok, ok
-
-
-def _checks(df: pl.DataFrame) -> pl.Expr:
-    """``ok``: the per-line checks as one expression, over ``df`` with its ``ts_value`` column."""
-    return _checks_expr(df["token_times_ms"].null_count() < df.height)
-
-
-@cache
-def _checks_expr(with_times: bool) -> pl.Expr:
-    """:func:`_checks`, built once (``with_times``: whether any row has ``token_times_ms``)."""
-    language = pl.col("language")
-    common = (
-        pl.col("ts_value").is_between(pl.lit(TS_MIN, UTC_TS), pl.lit(TS_MAX, UTC_TS), closed="left").fill_null(False)
-        & (language.is_null() | language.str.contains(r"^[\x20-\x7e]*$"))
-    )
-    kind = pl.col("kind")
-    times = pl.col("token_times_ms")
-    request = (
-        (kind.is_null() | kind.is_in(list(REQUEST_KINDS) + [""]))
-        & _latency_ok("ttft_ms") & _latency_ok("total_ms")
-        & (pl.col("prompt_tokens").is_null() | (pl.col("prompt_tokens") >= 0))
-        & (pl.col("completion_tokens").is_null() | (pl.col("completion_tokens") >= 0))
-    )
-    if with_times:
-        request = request & (
-            times.is_null()
-            | ((times.list.min().is_null() | (times.list.min() >= 0)) & (times.list.max().is_null() | (times.list.max() <= MAX_LATENCY_MS)))
-        )
-    event = pl.col("action").is_not_null() & _latency_ok("duration_ms")
-    kind_ok = pl.when(pl.col("type") == "event").then(event).when(pl.col("type") == "llm_request").then(request)
-    return (common & kind_ok).fill_null(False).alias("ok")
-
-
-ATTRS_CACHE_SIZE = 50_000
-"""Distinct ``attrs`` texts a file's reader remembers with their canonical JSON."""
-_ATTRS_VALUE = rf"^{_WS}:{_WS}\{{[^{{}}]*\}}"
-"""After the key: a colon and an object without braces inside (a ``}`` in a string cuts it short: invalid)."""
-_UNREADABLE = "\x00"
-"""The canonical text of a cut-out text that is no JSON object (its lines are parsed whole); an
-empty object's is "" (a frame's null would read as not known)."""
-
-
-class _AttrsCache:
-    """Cut-out ``attrs`` texts and their canonical JSON, shared by the threads reading one file.
-
-    A frame rather than a dict, so a chunk looks its texts up without a Python loop; a thread that
-    adds texts joins against its own extended frame, so a concurrent update lost costs only time.
-    """
-
-    def __init__(self) -> None:
-        self.frame = pl.DataFrame(schema={"text": pl.String(), "canonical": pl.String()})
-
-    def canonical(self, texts: pl.Series) -> pl.Series:
-        frame = self.frame
-        found = texts.to_frame("text").join(frame, on="text", how="left", validate="m:1", maintain_order="left")["canonical"]
-        new = texts.filter(found.is_null()).unique()
-        if new.len():
-            values = pl.Series([_canonical_text(t) for t in new.to_list()], dtype=pl.String())
-            added = pl.DataFrame({"text": new, "canonical": values})
-            self.frame = frame = added if frame.height + added.height > ATTRS_CACHE_SIZE else pl.concat([frame, added])
-            found = texts.to_frame("text").join(frame, on="text", how="left", validate="m:1", maintain_order="left")["canonical"]
-        return found
-
-
-def _canonical_text(text: str) -> str:
-    """The sorted-key JSON of the object in ``text`` (``: {...}``), "" when empty, _UNREADABLE when invalid."""
-    try:
-        value = orjson.loads(text[text.index("{"):])
-    except orjson.JSONDecodeError:
-        return _UNREADABLE
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if value else ""
-
-
-def _canonical_attrs(ok: np.ndarray, lines: _Lines, cache: _AttrsCache) -> tuple[pl.Series, np.ndarray]:
-    """``attrs`` as the per-line reader writes it (sorted-key JSON, None when empty or absent).
-
-    Polars does not read ``attrs`` (turning objects into text is a good part of its parse, and its
-    text loses a whole float's type). The lines that mention the key, or might spell it with an
-    escape, get it from orjson: where the line's only ``"attrs"`` is surely a top-level key holding
-    an object without braces inside (:func:`_attrs_texts`), that object's text is cut out and each
-    distinct text is canonicalised once (``cache`` keeps them across chunks); other lines are parsed
-    whole. A row whose ``attrs`` is neither an object nor null is left to the per-line reader
-    (``ok`` cleared).
-    """
-    column = lines.column()
-    named = column.str.contains('"attrs"', literal=True).to_numpy()
-    escaped = lines.escaped()
-    out = pl.repeat(None, len(ok), dtype=pl.String(), eager=True).alias("attrs")
-    rows = np.flatnonzero(ok & (named | escaped))
-    if len(rows) == 0:
-        return out, ok
-    texts = _attrs_texts(column.gather(rows), escaped[rows])
-    done = texts.is_not_null().to_numpy()
-    if done.any():
-        values = cache.canonical(texts.filter(pl.Series(done)))
-        readable = (values != _UNREADABLE).to_numpy()  # a "}" inside a string cut it short
-        done[np.flatnonzero(done)[~readable]] = False
-        values = values.filter(pl.Series(readable))
-        out = out.scatter(rows[done], pl.select(pl.when(values != "").then(values)).to_series())  # "": an empty object
-    ok = ok.copy()
-    rest = rows[~done]
-    slow: dict[int, str | None] = {}
-    loads, dumps, sort = orjson.loads, orjson.dumps, orjson.OPT_SORT_KEYS
-    data, starts, ends = lines.data, lines.starts[rest].tolist(), lines.ends[rest].tolist()
-    for i, start, end in zip(rest.tolist(), starts, ends, strict=True):
-        value = loads(data[start:end]).get("attrs")
-        if isinstance(value, dict):
-            slow[i] = dumps(value, option=sort).decode() if value else None
-        elif value is not None:
-            ok[i] = False
-    if slow:
-        out = out.scatter(list(slow), pl.Series(list(slow.values()), dtype=pl.String()))
-    return out, ok
-
-
-def _attrs_texts(raw: pl.Series, escaped: np.ndarray) -> pl.Series:
-    """The text after the top-level ``"attrs"`` key (``: {...}``) where it is cut out safely, else null.
-
-    Safely: the line is ASCII (so byte offsets are character offsets) without ``\\u`` escapes (a key
-    spelt with one could repeat ``attrs``), starts with its ``{`` and has no other ``{`` before its
-    only ``"attrs"``, which follows no backslash (so it opens a string, at the top level) and is
-    followed by a colon and an object without braces inside.
-    """
-    line, before, after = pl.col("raw"), pl.col("before"), pl.col("after")
-    pos = line.str.find('"attrs"', literal=True)
-    parts = pl.DataFrame({"raw": raw, "escaped": escaped}).select(
-        plain=~pl.col("escaped") & (line.str.len_bytes() == line.str.len_chars()) & line.str.starts_with("{"),
-        before=line.str.slice(1, pos - 1), after=line.str.slice(pos + 7),
-    )
-    top = ~before.str.contains("{", literal=True) & ~before.str.ends_with("\\") & ~after.str.contains('"attrs"', literal=True)
-    return parts.select(pl.when(pl.col("plain") & top).then(after.str.extract_all(_ATTRS_VALUE).list.first())).to_series()
 
 
 @cache
