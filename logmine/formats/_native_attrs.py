@@ -10,6 +10,7 @@ import orjson
 import polars as pl
 
 from logmine.formats._native_checks import _WS
+from logmine.memo import FrameMemo
 
 if TYPE_CHECKING:
     from logmine.formats._native_fast import _Lines
@@ -23,26 +24,14 @@ _UNREADABLE = "\x00"
 empty object's is "" (a frame's null would read as not known)."""
 
 
-class _AttrsCache:
-    """Cut-out ``attrs`` texts and their canonical JSON, shared by the threads reading one file.
-
-    A frame rather than a dict, so a chunk looks its texts up without a Python loop; a thread that
-    adds texts joins against its own extended frame, so a concurrent update lost costs only time.
-    """
+class _AttrsCache(FrameMemo):
+    """Cut-out ``attrs`` texts and their canonical JSON (:func:`_canonical_text`), shared by the
+    threads reading one file."""
 
     def __init__(self) -> None:
-        self.frame = pl.DataFrame(schema={"text": pl.String(), "canonical": pl.String()})
+        super().__init__(_canonical_text, ATTRS_CACHE_SIZE)
 
-    def canonical(self, texts: pl.Series) -> pl.Series:
-        frame = self.frame
-        found = texts.to_frame("text").join(frame, on="text", how="left", validate="m:1", maintain_order="left")["canonical"]
-        new = texts.filter(found.is_null()).unique()
-        if new.len():
-            values = pl.Series([_canonical_text(t) for t in new.to_list()], dtype=pl.String())
-            added = pl.DataFrame({"text": new, "canonical": values})
-            self.frame = frame = added if frame.height + added.height > ATTRS_CACHE_SIZE else pl.concat([frame, added])
-            found = texts.to_frame("text").join(frame, on="text", how="left", validate="m:1", maintain_order="left")["canonical"]
-        return found
+    canonical = FrameMemo.__call__
 
 
 def _canonical_text(text: str) -> str:

@@ -3,6 +3,7 @@ per-file Parquet writer that checks every reader's line accounting (see :mod:`lo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import queue
@@ -19,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from logmine.formats import Batch
+from logmine.memo import FrameMemo
 from logmine.records import EVENTS_SCHEMA, LLM_REQUESTS_SCHEMA, REJECTS_SCHEMA, conform
 from logmine.workspace import PARQUET_OPTIONS
 
@@ -44,48 +46,23 @@ def pseudonym(user: str, key: bytes) -> str:
     return "u_" + hashlib.blake2b(user.encode(), key=key[:64], digest_size=8).hexdigest()
 
 
-def pseudonymise(values: pl.Series, key: bytes, cache: dict[str, str] | None = None) -> pl.Series:
-    """Replace user ids by a keyed hash: the same user maps to the same id, the key never leaves.
-
-    ``cache`` (raw id -> hashed id) saves re-hashing users seen in earlier batches.
-    """
-    cache = {} if cache is None else cache
-    for value in values.unique().to_list():
-        if value is not None and value not in cache:
-            cache[value] = pseudonym(value, key)
+def pseudonymise(values: pl.Series, key: bytes) -> pl.Series:
+    """Replace user ids by a keyed hash: the same user maps to the same id, the key never leaves."""
     if values.null_count() == len(values):
         return values
-    return values.replace_strict(cache, default=None, return_dtype=pl.String())
+    return Pseudonyms(key)(values)
 
 
-class Pseudonyms:
-    """A file's user-id pseudonyms: each distinct id is hashed once, and a batch's ids are replaced
-    by a join with the ids seen so far (a per-row lookup cost more than the whole join)."""
+class Pseudonyms(FrameMemo):
+    """A file's user-id pseudonyms (:func:`pseudonym`): each distinct id is hashed once, and a
+    batch's ids are replaced by a join with the ids seen so far (a per-row lookup cost more than
+    the whole join); nulls stay null."""
 
     LIMIT = 1_000_000
-    """Distinct ids remembered (bounds the cache on pathological inputs)."""
+    """Distinct ids remembered (bounds the memo on pathological inputs)."""
 
     def __init__(self, key: bytes) -> None:
-        self.key = key
-        self.known: dict[str, str] = {}
-        self.frame = pl.DataFrame(schema={"raw": pl.String(), "hashed": pl.String()})
-
-    def __call__(self, values: pl.Series) -> pl.Series:
-        """``values`` with each id replaced by its :func:`pseudonym` (nulls stay null)."""
-        hashed = self._lookup(values)
-        if hashed.null_count() > values.null_count():  # ids not seen before
-            for value in values.filter(hashed.is_null()).unique().to_list():
-                if value is not None:
-                    self.known[value] = pseudonym(value, self.key)
-            self.frame = pl.DataFrame({"raw": list(self.known), "hashed": list(self.known.values())}, schema=self.frame.schema)
-            hashed = self._lookup(values)
-            if len(self.known) > self.LIMIT:
-                self.known.clear()
-                self.frame = self.frame.clear()
-        return hashed.alias(values.name)
-
-    def _lookup(self, values: pl.Series) -> pl.Series:
-        return values.to_frame("raw").join(self.frame, on="raw", how="left", validate="m:1", maintain_order="left")["hashed"]
+        super().__init__(functools.partial(pseudonym, key=key), self.LIMIT)
 
 
 _USER_FIELD = re.compile(r'"(?:user_id|userId|user|username|user_name|login|enduser\.id|user\.id)"\s*:\s*"((?:[^"\\]|\\.)*)("|$)')
