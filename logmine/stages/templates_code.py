@@ -112,8 +112,9 @@ def code_regions(text: str, slots: SlotStore, language: str | None = None) -> st
     blank space between them, becomes one slot token. A tag's body that holds code is one slot
     whole, the blank space at its edges included (it is the value's: a prefix ending in indentation)."""
     pieces = _pieces(text)
-    kinds = _kinds(pieces, text, language)
-    whole = _code_bodies(text, pieces, kinds)
+    bodies = _body_spans(text)
+    kinds = _kinds(pieces, text, language, bodies)
+    whole = _code_bodies(pieces, kinds, bodies)
     out: list[str] = []
     run: list[int] = []
 
@@ -144,9 +145,10 @@ def code_regions(text: str, slots: SlotStore, language: str | None = None) -> st
     return "".join(out)
 
 
-def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None) -> list[str]:
-    """The kind of every piece (see :func:`_kind`), then corrected by its context."""
-    forced = _code_spans(text)
+def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None, bodies: list[tuple[int, int]]) -> list[str]:
+    """The kind of every piece (see :func:`_kind`), then corrected by its context: inside ``bodies``
+    (:func:`_body_spans`) or a docstring it is code whatever it looks like."""
+    forced = bodies + _docstring_spans(text)
     kinds = []
     starts, inner = _KINDS.setdefault((language, True), {}), _KINDS.setdefault((language, False), {})
     for piece, at_line_start, offset in pieces:
@@ -235,20 +237,12 @@ def _in_code(pieces: list[tuple[str, bool, int]], i: int) -> bool:
     return before.endswith(_QUOTES) or after.startswith(_QUOTES) or glued
 
 
-def _code_bodies(text: str, pieces: list[tuple[str, bool, int]], kinds: list[str]) -> dict[int, int]:
-    """The spans of the code in tag bodies (``<TAG>...</TAG>``), fenced blocks and fill-in-the-middle
-    regions (after a FIM or file sentinel, up to the next sentinel), cut at the fixed
-    pieces inside (such as a cursor marker), blank space at their edges included; their blank pieces
-    become code. (A blank line before a closing fence is the value's: a template that kept it would
-    match only code ending in one.)"""
-    spans = [m.span(2) for m in _TAG_BODY.finditer(text)] if "</" in text else []
-    if "```" in text or "~~~" in text:
-        spans += [m.span(2) for m in _FENCE_BODY.finditer(text) if m.end(2) > m.start(2)]
-    for m in _FIM_START.finditer(text):
-        nxt = SENTINELS.search(text, m.end())
-        if (nxt.start() if nxt else len(text)) > m.end():
-            spans.append((m.end(), nxt.start() if nxt else len(text)))
-    spans.sort()
+def _code_bodies(pieces: list[tuple[str, bool, int]], kinds: list[str], bodies: list[tuple[int, int]]) -> dict[int, int]:
+    """The spans of the code in ``bodies`` (:func:`_body_spans`), cut at the fixed pieces inside
+    (such as a cursor marker), blank space at their edges included; their blank pieces become code.
+    (A blank line before a closing fence is the value's: a template that kept it would match only
+    code ending in one.)"""
+    spans = sorted(span for span in bodies if span[1] > span[0])
     whole: dict[int, int] = {}  # start -> end
     if not spans:
         return whole
@@ -312,19 +306,24 @@ SENTINELS = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1
 """Model sentinels and structural tags of prompts (``<|im_start|>``, ``<fim_prefix>``, ``[INST]``, ``</CONTEXTDOCUMENT>``)."""
 
 
-def _code_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans that hold code whatever their lines look like: the bodies of fenced
-    blocks and of upper-case tags (``<CONTEXTDOCUMENT>``), triple-quoted strings, and the text after a
+def _body_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans that each hold one code value whatever its lines look like: the bodies of
+    fenced blocks and of upper-case tags (``<CONTEXTDOCUMENT>``), and the text after a
     fill-in-the-middle or file sentinel up to the next sentinel."""
     spans = [m.span(2) for m in _FENCE_BODY.finditer(text)] if "```" in text or "~~~" in text else []
-    if '"""' in text or "'''" in text:
-        spans += [m.span() for m in _DOCSTRING.finditer(text) if _docstring(text, m)]
     if "</" in text:
         spans += [m.span(2) for m in _TAG_BODY.finditer(text)]
     for m in _FIM_START.finditer(text):
         nxt = SENTINELS.search(text, m.end())
         spans.append((m.end(), nxt.start() if nxt else len(text)))
     return spans
+
+
+def _docstring_spans(text: str) -> list[tuple[int, int]]:
+    """Triple-quoted strings (docstrings): code whatever their prose."""
+    if '"""' not in text and "'''" not in text:
+        return []
+    return [m.span() for m in _DOCSTRING.finditer(text) if _docstring(text, m)]
 
 
 def _docstring(text: str, m: re.Match[str]) -> bool:
