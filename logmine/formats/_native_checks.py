@@ -27,7 +27,6 @@ _STRING_FIELDS = tuple(k for k, v in READ_SCHEMA.items() if v == _S and k not in
 # A string value that may be the text Polars made of a number, boolean, object or list.
 _SUSPECT = r"^(?:-?[0-9][0-9.eE+-]*$|true$|false$|[\[{])"
 _ISO_TS = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?$"
-_MS_TS = r"^[0-9]{12,13}$"
 # A key with a \uXXXX escape: the key the raw-line checks look for might be spelt that way.
 _ESCAPED_KEY = r'\\u[0-9a-fA-F]{4}(?:[^"\\]|\\.)*"\s*:'
 _WS = r"[ \t\r\n]*"
@@ -163,16 +162,14 @@ def _ts_value(df: pl.DataFrame) -> tuple[pl.Series, np.ndarray]:
 
 
 def _ts_expr(df: pl.DataFrame) -> pl.Expr:
+    """The other ISO 8601 forms (naive, with an offset, ``...Z`` of another length); epoch ms never
+    get here (every 12-13 digit text is parsed by :func:`_numpy_micros`)."""
     ts = pl.col("ts")
     kinds = df.select(
         iso=ts.str.contains(_ISO_TS).fill_null(False),
         zoned=ts.str.contains(r"(?:Z|[+-][0-9]{2}:[0-9]{2})$").fill_null(False),
-        ms=ts.str.contains(_MS_TS).fill_null(False),
     )
     value = pl.lit(None, dtype=UTC_TS)
-    if kinds["ms"].any():
-        epoch = pl.from_epoch(ts.cast(pl.Int64, strict=False), time_unit="ms").dt.replace_time_zone("UTC").cast(UTC_TS)
-        value = pl.when(kinds["ms"]).then(epoch).otherwise(value)
     if (kinds["iso"] & ~kinds["zoned"]).any():
         naive = ts.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", time_unit="us", strict=False, cache=False).dt.replace_time_zone("UTC")
         value = pl.when(kinds["iso"] & ~kinds["zoned"]).then(naive).otherwise(value)
@@ -186,7 +183,7 @@ _DAYS_IN_MONTH = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
 _Z_SIZES = (20, 22, 23, 24, 25, 26, 27)
 """Lengths of ``YYYY-MM-DDTHH:MM:SSZ`` and of the forms with 1-6 fraction digits."""
 _MS_SIZES = (12, 13)
-"""Lengths of epoch milliseconds (:data:`_MS_TS`)."""
+"""Lengths of epoch milliseconds (12-13 digit texts)."""
 _Z_WIDTH = 32
 """Bytes taken from each text's start (the longest form and padding to whole 8-byte words)."""
 
