@@ -9,8 +9,8 @@ import numpy as np
 import orjson
 import polars as pl
 
+from logmine.formats._base import FrameMemo
 from logmine.formats._native_checks import _WS
-from logmine.memo import FrameMemo
 
 if TYPE_CHECKING:
     from logmine.formats._native_fast import _Lines

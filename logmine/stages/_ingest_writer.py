@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from logmine.formats import Batch
-from logmine.memo import FrameMemo
+from logmine.formats._base import FrameMemo
 from logmine.records import EVENTS_SCHEMA, LLM_REQUESTS_SCHEMA, REJECTS_SCHEMA, conform
 from logmine.workspace import PARQUET_OPTIONS
 
