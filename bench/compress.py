@@ -99,8 +99,8 @@ def run_compress(logs: Path, args: argparse.Namespace) -> tuple[dict, float, flo
 def ceiling(pack_path: Path, tokenizer: str | None) -> dict:
     """How much of the static text could be compressed at all: instruction tokens, FIM share."""
     from logmine.models import load_tokenizer
-    from logmine.stages.compress import is_fim
-    from logmine.stages.fidelity import segments, static_text, template_lines
+    from logmine.stages.compress.compressor import is_fim
+    from logmine.stages.compress.fidelity import segments, static_text, template_lines
 
     pack = json.loads(pack_path.read_text())
     tok = load_tokenizer(tokenizer)
@@ -143,8 +143,8 @@ def factored(pack_path: Path) -> dict:
 def stage_times(ws: Path) -> dict[str, float]:
     """Re-run the export stage alone on the bench's workspace, timing its steps (the progress callback)."""
     from logmine.jobs import CompressJobConfig, _embedder, _tokenizer
-    from logmine.stages.export import ExportConfig
-    from logmine.stages.export import run as export
+    from logmine.stages.compress.export import ExportConfig
+    from logmine.stages.compress.export import run as export
     from logmine.workspace import Workspace
 
     started = time.perf_counter()

@@ -94,8 +94,8 @@ def event_log(n_events: int, n_sessions: int, n_actions: int, seed: int = 0) -> 
 # -- workers (run in their own process) ------------------------------------------------------
 
 def worker_logmine(path: str, out: str) -> dict:
-    from logmine.stages import flows_graph as graph
-    from logmine.stages.flows import FlowsConfig, sequence
+    from logmine.stages.flows import graph
+    from logmine.stages.flows.core import FlowsConfig, sequence
 
     t, c = time.perf_counter(), time.process_time()
     seq, _ = sequence(pl.scan_parquet(path), FlowsConfig(idle_gap_s=None))
@@ -189,7 +189,7 @@ def bench_dfg(args: argparse.Namespace) -> None:
 def bench_patterns(args: argparse.Namespace) -> None:
     from prefixspan import PrefixSpan
 
-    from logmine.stages.flows import FlowsConfig, mine_patterns, sequence
+    from logmine.stages.flows.core import FlowsConfig, mine_patterns, sequence
 
     items, offsets = markov_sessions(args.sessions, args.mean_length, args.actions, args.seed)
     names = np.array([f"action.{i:02d}" for i in range(args.actions)])

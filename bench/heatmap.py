@@ -42,8 +42,8 @@ import polars as pl  # noqa: E402
 
 from logmine.code import parse  # noqa: E402
 from logmine.sketch import DEFAULT_ALPHA  # noqa: E402
-from logmine.stages.heatmap import FIRST_TOKEN_VIEWS, VIEWS, finalize, measure, merge_partials, sketch_partial  # noqa: E402
-from logmine.stages.heatmap_labels import prompt_context  # noqa: E402
+from logmine.stages.heatmap.core import FIRST_TOKEN_VIEWS, VIEWS, finalize, measure, merge_partials, sketch_partial  # noqa: E402
+from logmine.stages.heatmap.labels import prompt_context  # noqa: E402
 from logmine.workspace import Workspace  # noqa: E402
 
 QUANTILES = {"p50_us": 0.5, "p95_us": 0.95, "p99_us": 0.99}
@@ -53,7 +53,7 @@ def load_requests(args: argparse.Namespace) -> tuple[pl.DataFrame, str]:
     if args.workspace:
         return Workspace.open(args.workspace).read("llm_requests"), f"workspace {args.workspace}"
     from logmine.sample import SampleConfig, generate
-    from logmine.stages.ingest import ingest
+    from logmine.stages.ingest.core import ingest
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-heatmap-"))
     generate(tmp / "logs", SampleConfig(events=args.events, seed=args.seed))

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 import polars as pl  # noqa: E402
 
 from logmine.evaluate import Scores, score  # noqa: E402
-from logmine.stages.templates import MineConfig, mine_templates  # noqa: E402
+from logmine.stages.templates.miner import MineConfig, mine_templates  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "benchmarks" / "loghub-2k"
 PARSERS = ("logmine", "drain3", "drain3-tuned")

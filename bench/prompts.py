@@ -46,8 +46,8 @@ DEFAULT_TEMPLATES = ROOT.parent / "shared" / "benchmarks" / "prompt-templates" /
 
 
 def accuracy(templates: Path, per_template: int, seed: int, embeddings: bool, model: str | None, requests: str = "fixed") -> dict[str, Any]:
-    from logmine.stages.ingest import ingest
-    from logmine.stages.templates_workspace import TemplatesConfig, run
+    from logmine.stages.ingest.core import ingest
+    from logmine.stages.templates.tables import TemplatesConfig, run
     from logmine.workspace import Workspace
 
     rows = load_templates(templates)
@@ -68,7 +68,7 @@ def accuracy(templates: Path, per_template: int, seed: int, embeddings: bool, mo
     tpl = score(truth, [m[0] or "none" for m in mined])
     fam = score(truth, [m[1] or "none" for m in mined])
     # truth families: the true templates merged by the same near-duplicate rule (the merge's convention)
-    from logmine.stages.dedup import DedupConfig, SentenceEmbedder, merge_near_duplicates
+    from logmine.stages.templates.dedup import DedupConfig, SentenceEmbedder, merge_near_duplicates
 
     skeletons = {t: t.replace(MARK, "<*>") for t in set(truth)}
     truth_dedup = merge_near_duplicates(skeletons, SentenceEmbedder(model) if embeddings else None, DedupConfig(), Counter(truth))
@@ -107,8 +107,8 @@ def accuracy_table(r: dict[str, Any]) -> str:
 def scale_worker(
     templates: Path, n: int, size: float, seed: int, embeddings: bool, model: str | None, workers: int = 0, requests: str = "fixed",
 ) -> dict[str, Any]:
-    from logmine.stages.dedup import DedupConfig, SentenceEmbedder, merge_near_duplicates
-    from logmine.stages.templates_prompts import mine_prompts
+    from logmine.stages.templates.dedup import DedupConfig, SentenceEmbedder, merge_near_duplicates
+    from logmine.stages.templates.prompts import mine_prompts
 
     rows = load_templates(templates)
 

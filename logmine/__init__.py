@@ -11,17 +11,17 @@ from typing import Any
 __version__ = "0.1.0"
 
 _API = {
-    "ingest": ("logmine.stages.ingest", "ingest"),
-    "IngestConfig": ("logmine.stages.ingest", "IngestConfig"),
-    "IngestReport": ("logmine.stages.ingest", "IngestReport"),
+    "ingest": ("logmine.stages.ingest.core", "ingest"),
+    "IngestConfig": ("logmine.stages.ingest.core", "IngestConfig"),
+    "IngestReport": ("logmine.stages.ingest.core", "IngestReport"),
     "Workspace": ("logmine.workspace", "Workspace"),
     "LogmineError": ("logmine.errors", "LogmineError"),
-    "trim_slots": ("logmine.stages.trim", "trim_slots"), "TrimConfig": ("logmine.stages.trim", "TrimConfig"), "Trimmer": ("logmine.stages.trim", "Trimmer"), "recent_files": ("logmine.stages.trim", "recent_files"),
+    "trim_slots": ("logmine.stages.compress.trim.trimmer", "trim_slots"), "TrimConfig": ("logmine.stages.compress.trim.trimmer", "TrimConfig"), "Trimmer": ("logmine.stages.compress.trim.trimmer", "Trimmer"), "recent_files": ("logmine.stages.compress.trim.trimmer", "recent_files"),
     "generate_sample": ("logmine.sample", "generate"), "SampleConfig": ("logmine.sample", "SampleConfig"), "SampleReport": ("logmine.sample", "SampleReport"),
-    "flows": ("logmine.stages.flows", "flows"), "FlowsConfig": ("logmine.stages.flows", "FlowsConfig"), "FlowsResult": ("logmine.stages.flows", "FlowsResult"),
-    "heatmap": ("logmine.stages.heatmap", "heatmap"), "HeatmapConfig": ("logmine.stages.heatmap", "HeatmapConfig"), "HeatmapResult": ("logmine.stages.heatmap", "HeatmapResult"),
-    "mine_templates": ("logmine.stages.templates", "mine_templates"), "MineConfig": ("logmine.stages.templates", "MineConfig"), "MineResult": ("logmine.stages.templates", "MineResult"), "merge_results": ("logmine.stages.templates", "merge_results"), "mine_prompts": ("logmine.stages.templates_prompts", "mine_prompts"), "merge_near_duplicates": ("logmine.stages.dedup", "merge_near_duplicates"), "DedupConfig": ("logmine.stages.dedup", "DedupConfig"), "templates": ("logmine.stages.templates_workspace", "run"), "TemplatesConfig": ("logmine.stages.templates_workspace", "TemplatesConfig"),
-    "compress_logs": ("logmine.jobs", "compress_logs"), "CompressJobConfig": ("logmine.jobs", "CompressJobConfig"), "CompressConfig": ("logmine.stages.compress", "CompressConfig"), "Compressor": ("logmine.stages.compress", "Compressor"), "ExportConfig": ("logmine.stages.export", "ExportConfig"),
+    "flows": ("logmine.stages.flows.core", "flows"), "FlowsConfig": ("logmine.stages.flows.core", "FlowsConfig"), "FlowsResult": ("logmine.stages.flows.core", "FlowsResult"),
+    "heatmap": ("logmine.stages.heatmap.core", "heatmap"), "HeatmapConfig": ("logmine.stages.heatmap.core", "HeatmapConfig"), "HeatmapResult": ("logmine.stages.heatmap.core", "HeatmapResult"),
+    "mine_templates": ("logmine.stages.templates.miner", "mine_templates"), "MineConfig": ("logmine.stages.templates.miner", "MineConfig"), "MineResult": ("logmine.stages.templates.miner", "MineResult"), "merge_results": ("logmine.stages.templates.miner", "merge_results"), "mine_prompts": ("logmine.stages.templates.prompts", "mine_prompts"), "merge_near_duplicates": ("logmine.stages.templates.dedup", "merge_near_duplicates"), "DedupConfig": ("logmine.stages.templates.dedup", "DedupConfig"), "templates": ("logmine.stages.templates.tables", "run"), "TemplatesConfig": ("logmine.stages.templates.tables", "TemplatesConfig"),
+    "compress_logs": ("logmine.jobs", "compress_logs"), "CompressJobConfig": ("logmine.jobs", "CompressJobConfig"), "CompressConfig": ("logmine.stages.compress.compressor", "CompressConfig"), "Compressor": ("logmine.stages.compress.compressor", "Compressor"), "ExportConfig": ("logmine.stages.compress.export", "ExportConfig"),
     "run_pipeline": ("logmine.pipeline", "run_pipeline"), "load_pipeline": ("logmine.pipeline", "load_pipeline"), "RunRecord": ("logmine.pipeline", "RunRecord"), "write_report": ("logmine.report", "write_report"), "make_engine": ("logmine.engine", "make_engine"), "EngineConfig": ("logmine.engine", "EngineConfig"),
 }
 

@@ -18,7 +18,7 @@ Engines:
   which cluster nodes must be able to read (shared storage). Ray is optional: install it with
   ``pip install 'logmine[ray]'``.
 
-Ingest runs on it too (:func:`logmine.stages.ingest.ingest` with ``engine=``): one task per input
+Ingest runs on it too (:func:`logmine.stages.ingest.core.ingest` with ``engine=``): one task per input
 file, which writes that file's Parquet files straight into the workspace's ``data/`` folder; the
 driver adopts them and commits one transaction. On a Ray cluster the inputs and the workspace must
 therefore be on storage every node mounts at the same paths.

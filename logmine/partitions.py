@@ -4,7 +4,7 @@ A stage that keeps one partial per workspace partition (a day of the heatmap, a 
 the nightly pipeline's flows or templates) fingerprints each partition's input and compares
 the fingerprints with the stored ones: a partition is computed when its fingerprint changed or
 its partial is missing, reused otherwise, and a stored one with no input left is gone.
-The heatmap stage (:mod:`logmine.stages.heatmap_store`) and the pipeline steps
+The heatmap stage (:mod:`logmine.stages.heatmap.store`) and the pipeline steps
 (:mod:`logmine.pipeline.partials`) both plan with this type.
 """
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 from polars.testing import assert_frame_equal
 
-from logmine.stages.hashing import HashingEmbedder
+from logmine.embedding import HashingEmbedder
 from logmine.workspace import Workspace
 
 ACTIONS = ["file.open", "editor.edit", "completion.requested", "completion.shown", "completion.accepted",

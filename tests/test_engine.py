@@ -15,7 +15,7 @@ import pytest
 from logmine.engine import EngineConfig, LocalEngine, from_wire, make_engine, to_wire
 from logmine.errors import MissingDependencyError, OptionError
 from logmine.pipeline.templates_step import merge_prompt_shards, merge_shards, mine_prompt_shard, mine_shard, mine_sharded
-from logmine.stages.templates import MineConfig, mine_templates
+from logmine.stages.templates.miner import MineConfig, mine_templates
 
 
 def square_frame(n: int, scale: int = 1) -> dict[str, object]:
@@ -152,7 +152,7 @@ def _prompt_records(n: int, seed: int) -> list[dict[str, object]]:
 
 
 def test_sharded_prompt_miner_equals_mine_prompts() -> None:
-    from logmine.stages.templates_prompts import PROMPT_CONFIG, mine_prompts
+    from logmine.stages.templates.prompts import PROMPT_CONFIG, mine_prompts
 
     records = _prompt_records(240, seed=3)
     whole = mine_prompts(records)

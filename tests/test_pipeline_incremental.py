@@ -13,9 +13,9 @@ from pipeline_data import RESULT_TABLES, assert_same_tables, canon, write_day, w
 from polars.testing import assert_frame_equal
 
 from logmine.pipeline import run_pipeline
-from logmine.stages.flows import FlowsConfig, compute_flows
-from logmine.stages.heatmap import HeatmapConfig, heatmap
-from logmine.stages.templates_prompts import mine_prompts
+from logmine.stages.flows.core import FlowsConfig, compute_flows
+from logmine.stages.heatmap.core import HeatmapConfig, heatmap
+from logmine.stages.templates.prompts import mine_prompts
 from logmine.workspace import Workspace
 
 DAYS = ["2026-11-26", "2026-11-27", "2026-11-28"]

@@ -2,9 +2,9 @@
 
 A partition's events are those of its input files (read from their Parquet partitions in the
 engine's workers). :func:`flows_partition` sessionizes them and returns the flows stage's
-additive counts (:func:`logmine.stages.flows.compute_partial`); the step stores each partial
+additive counts (:func:`logmine.stages.flows.core.compute_partial`); the step stores each partial
 as partitions of the ``flows_partial_*`` tables, merges all stored partials by summing
-(:func:`logmine.stages.flows.merge_partials`) and writes the ``flows_*`` tables the flows stage
+(:func:`logmine.stages.flows.core.merge_partials`) and writes the ``flows_*`` tables the flows stage
 writes. Gap p50/p95 come from the mergeable gap histograms. Sessions are cut at partition
 boundaries; sequential patterns (optional) are not additive and are mined over all retained
 events each run.
@@ -23,8 +23,8 @@ from logmine.pipeline import partials as store
 from logmine.pipeline.context import RunContext
 from logmine.pipeline.spec import FlowsStage
 from logmine.records import EVENTS_SCHEMA
-from logmine.stages import flows
-from logmine.stages import flows_graph as graph
+from logmine.stages.flows import core as flows
+from logmine.stages.flows import graph
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ def _patterns(ws: Any, ctx: RunContext, kept: list[str], config: flows.FlowsConf
 
 
 def _pictures(ws: Any, tables: dict[str, pl.DataFrame], config: flows.FlowsConfig, summary: dict[str, Any]) -> None:
-    from logmine.stages.flows_render import write_pictures
+    from logmine.stages.flows.render import write_pictures
 
     out_dir = ws.root / "flows"
     files = write_pictures(out_dir, tables["dfg"], tables["activities"], config.graph_edges)

@@ -1,10 +1,10 @@
 """The heatmap stage with its day partitions computed by the engine.
 
 The heatmap stage already keeps one sketch per UTC day and a fingerprint per day
-(:mod:`logmine.stages.heatmap_store`); this step uses that plan, measures the changed days as
+(:mod:`logmine.stages.heatmap.store`); this step uses that plan, measures the changed days as
 engine tasks (:func:`heatmap_day`: the day's requests read from the ``llm_requests`` Parquet
 files in the worker; token rows, request rows and the day's sketch back as Arrow), then writes
-exactly what :func:`logmine.stages.heatmap.heatmap` writes: stored days' sketches and the new
+exactly what :func:`logmine.stages.heatmap.core.heatmap` writes: stored days' sketches and the new
 ones summed, every aggregate computed from the merged sketch.
 """
 
@@ -19,8 +19,8 @@ import polars as pl
 
 from logmine.pipeline.context import RunContext
 from logmine.pipeline.spec import HeatmapStage
-from logmine.stages import heatmap as hm
-from logmine.stages import heatmap_store as hstore
+from logmine.stages.heatmap import core as hm
+from logmine.stages.heatmap import store as hstore
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def run(ctx: RunContext, stage: HeatmapStage) -> dict[str, Any]:
     result = hm.HeatmapResult(str(ws.root), tables, days_computed=plan.compute, days_reused=plan.reused)
     _account(result, hstore.read_requests(ws, plan.kept, config))
     if config.html or config.png:
-        from logmine.stages.heatmap_render import render
+        from logmine.stages.heatmap.render import render
 
         examples = hstore.slow_examples(ws, plan.kept, config) if config.html else None
         result.files = [str(p) for p in render(result, ws.root / "heatmap", config, examples)]

@@ -1,11 +1,11 @@
 """Template mining across partitions: each shard mines locally, shards merge by content.
 
 A shard (a date partition, or any slice of lines) is mined by the template miner
-(:class:`logmine.stages.templates.TemplateMiner`); its result is kept as *units*: the distinct
+(:class:`logmine.stages.templates.miner.TemplateMiner`); its result is kept as *units*: the distinct
 masked signatures with their line counts (:func:`shard_frames`, an Arrow-friendly frame), plus
 each line's unit. Merging shards (:func:`merge_shards`) adds up units with the same content
 (same tokens and separators: the same signature a single run would have made once), then
-clusters all units once (:func:`logmine.stages.templates.finalize`, independent of unit order):
+clusters all units once (:func:`logmine.stages.templates.miner.finalize`, independent of unit order):
 the templates, their ids (content hashes), counts and every line's template are those of one
 single-process run over the shards' lines in order, as long as no shard holds more than
 ``max_units`` signatures (above that the miner consolidates early and the merge is close,
@@ -27,7 +27,7 @@ from logmine.masking import Masker
 from logmine.pipeline import partials as store
 from logmine.pipeline.context import RunContext
 from logmine.pipeline.spec import TemplatesStage
-from logmine.stages.templates import MineConfig, MineResult, MinerState, Regroup, TemplateMiner, finalize, template_id
+from logmine.stages.templates.miner import MineConfig, MineResult, MinerState, Regroup, TemplateMiner, finalize, template_id
 
 log = logging.getLogger(__name__)
 
@@ -100,14 +100,14 @@ def mine_sharded(engine: Any, shards: Sequence[list[str]], config: MineConfig | 
     return merge_shards(mined, config)
 
 
-# -- prompts: record values and code become placeholders first (logmine.stages.templates_prompts) -----
+# -- prompts: record values and code become placeholders first (logmine.stages.templates.prompts) -----
 PROMPT_COLUMNS = ("request_id", "ts", "prompt", "prefix", "suffix", "selection", "file_path", "language", "attrs")
 
 
 def mine_prompt_shard(task: tuple[list[dict[str, Any]], MineConfig, bool]) -> dict[str, Any]:
-    """Mine one shard of prompt records as :func:`~logmine.stages.templates_prompts.mine_prompts`
+    """Mine one shard of prompt records as :func:`~logmine.stages.templates.prompts.mine_prompts`
     does; return its units, each record's unit and the code slots' texts."""
-    from logmine.stages import templates_prompts as tp
+    from logmine.stages.templates import prompts as tp
 
     records, config, find_code = task
     miner = TemplateMiner(config, regroup=tp.merge_by_anchors)
@@ -122,7 +122,7 @@ def mine_prompt_shard(task: tuple[list[dict[str, Any]], MineConfig, bool]) -> di
 
 def merge_prompt_shards(shards: Sequence[dict[str, Any]], config: MineConfig) -> MineResult:
     """The prompt templates of all shards (same as one ``mine_prompts`` run over their records)."""
-    from logmine.stages import templates_prompts as tp
+    from logmine.stages.templates import prompts as tp
 
     result = merge_shards([(s["units"], s["line_units"]) for s in shards], config, tp.merge_by_anchors)
     store = tp.SlotStore()

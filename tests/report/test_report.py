@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from logmine.cli import app
 from logmine.report import SECTION_IDS, build_report, write_report
-from logmine.stages.ingest import ingest
+from logmine.stages.ingest.core import ingest
 from logmine.workspace import Workspace
 
 runner = CliRunner()
@@ -109,7 +109,7 @@ def test_text_from_logs_is_escaped(tmp_path: Path) -> None:
     (logs / "x.jsonl").write_text(json.dumps({"type": "llm_request", "ts": "2026-11-28T10:00:00Z", "prompt": "<script>alert(1)</script> hi"}) + "\n")
     ingest([logs], tmp_path / "ws")
     from logmine.pipeline.templates_step import _tables, mine_shard, merge_shards
-    from logmine.stages.templates import MineConfig
+    from logmine.stages.templates.miner import MineConfig
 
     result = merge_shards([mine_shard((["<script>alert(1)</script> hi"], MineConfig()))], MineConfig())
     templates, assignments = _tables(result, ["r1"])

@@ -11,7 +11,7 @@ import pytest
 
 from logmine.formats import available_readers
 from logmine.sample import FORMATS
-from logmine.stages.ingest import FileReport, ingest
+from logmine.stages.ingest.core import FileReport, ingest
 
 SAMPLE_LOGS = Path(__file__).resolve().parents[2] / "sample_logs"
 TRUTH = json.loads((SAMPLE_LOGS / "truth.json").read_text()) if (SAMPLE_LOGS / "truth.json").exists() else None

@@ -124,7 +124,7 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
 
 def make_workspace(tmp: Path, records: list[dict[str, Any]], name: str = "logs.jsonl") -> Path:
     """Ingest ``records`` (native JSONL) into a fresh workspace under ``tmp``; return its root."""
-    from logmine.stages.ingest import ingest
+    from logmine.stages.ingest.core import ingest
 
     ws = tmp / "ws"
     ingest([write_jsonl(tmp / "logs" / name, records)], ws)

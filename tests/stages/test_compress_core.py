@@ -4,9 +4,9 @@ import importlib.util
 
 import pytest
 
-from logmine.stages.compress import CompressConfig, Compressor, normalise_whitespace, shared_prefixes
-from logmine.stages.fidelity import is_prose, segments, sentences, static_text, template_lines, whitespace_tokens
-from logmine.stages.hashing import HashingEmbedder
+from logmine.stages.compress.compressor import CompressConfig, Compressor, normalise_whitespace, shared_prefixes
+from logmine.stages.compress.fidelity import is_prose, segments, sentences, static_text, template_lines, whitespace_tokens
+from logmine.embedding import HashingEmbedder
 
 TEN = [
     "You are an expert programming assistant.",

@@ -8,10 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from logmine.stages.compress import CompressConfig, Compressor
-from logmine.stages.fidelity import Segment, join, segments, static_text, template_lines, whitespace_tokens
-from logmine.stages.hashing import HashingEmbedder
-from logmine.stages.instances import extract_slots, render
+from logmine.stages.compress.compressor import CompressConfig, Compressor
+from logmine.stages.compress.fidelity import Segment, join, segments, static_text, template_lines, whitespace_tokens
+from logmine.embedding import HashingEmbedder
+from logmine.stages.compress.instances import extract_slots, render
 
 ENV = ImmutableSandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
 """How the serving layer renders pack templates (logmine_serving.render.SafeRenderer)."""

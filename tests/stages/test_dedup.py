@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from logmine.stages.dedup import (
+from logmine.stages.templates.dedup import (
     DedupConfig,
     Embedder,
     MemoryCache,
@@ -18,7 +18,7 @@ from logmine.stages.dedup import (
     normalise,
     sentinel_frame,
 )
-from logmine.stages.hashing import HashingEmbedder
+from logmine.embedding import HashingEmbedder
 
 REWRITE = "You are an expert programmer. Rewrite the code to satisfy this request: <*>\n```{language}\n{code}\n```"
 TEMPLATES = {

@@ -17,8 +17,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from logmine.jobs import CompressJobConfig, _tokenizer, compress_logs
 from logmine.pack import load_pack
-from logmine.stages.compress import CompressConfig, Compressor
-from logmine.stages.hashing import HashingEmbedder
+from logmine.stages.compress.compressor import CompressConfig, Compressor
+from logmine.embedding import HashingEmbedder
 from logmine.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,8 +25,8 @@ from logmine.errors import PackError
 from logmine.jobs import CompressJobConfig, compress_logs
 from logmine.pack import MANIFEST_FILE, PACK_FILE, PackManifest, load_pack, pack_json_bytes
 from logmine.redact import DEFAULT_RULES
-from logmine.stages.compress import CompressConfig, is_fim
-from logmine.stages.instances import render
+from logmine.stages.compress.compressor import CompressConfig, is_fim
+from logmine.stages.compress.instances import render
 from logmine.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,9 +147,9 @@ def test_fim_templates_are_kept_byte_for_byte(job) -> None:  # noqa: ANN001
 
 def test_names_are_unique_and_do_not_depend_on_the_compression(job, tmp_path: Path) -> None:  # noqa: ANN001
     from logmine.jobs import _tokenizer
-    from logmine.stages.export import ExportConfig
-    from logmine.stages.export import run as export
-    from logmine.stages.hashing import HashingEmbedder
+    from logmine.stages.compress.export import ExportConfig
+    from logmine.stages.compress.export import run as export
+    from logmine.embedding import HashingEmbedder
 
     out, _ = job
     pack = load_pack(out / "pack")

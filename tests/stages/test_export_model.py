@@ -16,7 +16,7 @@ from test_export_corpus import corpus
 
 from logmine.jobs import CompressJobConfig, _tokenizer, compress_logs
 from logmine.pack import PACK_FILE, load_pack
-from logmine.stages.compress import CompressConfig, Compressor, is_fim
+from logmine.stages.compress.compressor import CompressConfig, Compressor, is_fim
 from logmine.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,9 +3,9 @@ without the shared prefix factored out of it (its own pack entry, ``shared_prefi
 
 from __future__ import annotations
 
-from logmine.stages.compress import CompressedTemplate, shared_prefixes
-from logmine.stages.export import Family, _static_tokens
-from logmine.stages.fidelity import whitespace_tokens
+from logmine.stages.compress.compressor import CompressedTemplate, shared_prefixes
+from logmine.stages.compress.export import Family, _static_tokens
+from logmine.stages.compress.fidelity import whitespace_tokens
 
 SYSTEM = "system: You are a coding assistant inside the editor. Answer briefly and show code in fenced blocks.\n"
 

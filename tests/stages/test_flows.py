@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from logmine.records import EVENTS_SCHEMA, LLM_REQUESTS_SCHEMA, conform
-from logmine.stages import flows_graph as graph
-from logmine.stages.flows import (
+from logmine.stages.flows import graph
+from logmine.stages.flows.core import (
     FlowsConfig,
     compute_flows,
     compute_partial,
@@ -31,7 +31,7 @@ from logmine.stages.flows import (
     merge_partials,
     sequence,
 )
-from logmine.stages.flows_windows import window_ends
+from logmine.stages.flows.windows import window_ends
 
 ACTIONS = ("file.open", "editor.edit", "file.save", "completion.requested", "completion.shown",
            "completion.accepted", "completion.rejected", "build", "ünïcode ✓ action", "中文.动作")

@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 import logmine
 from logmine.cli import app
-from logmine.stages.flows import TABLES, FlowsConfig, compute_flows
-from logmine.stages.flows import flows as run_flows
-from logmine.stages.flows_render import to_dot, to_mermaid
-from logmine.stages.ingest import ingest
+from logmine.stages.flows.core import TABLES, FlowsConfig, compute_flows
+from logmine.stages.flows.core import flows as run_flows
+from logmine.stages.flows.render import to_dot, to_mermaid
+from logmine.stages.ingest.core import ingest
 from logmine.workspace import Workspace
 
 

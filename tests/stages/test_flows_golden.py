@@ -12,9 +12,9 @@ import polars as pl
 import pytest
 from test_flows import pm4py_frame, quiet_pm4py
 
-from logmine.stages.flows import FlowsConfig
-from logmine.stages.flows import flows as run_flows
-from logmine.stages.ingest import ingest
+from logmine.stages.flows.core import FlowsConfig
+from logmine.stages.flows.core import flows as run_flows
+from logmine.stages.ingest.core import ingest
 from logmine.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]

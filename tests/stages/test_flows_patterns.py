@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from prefixspan import PrefixSpan
 from test_flows import make_events, reference_cases
 
-from logmine.stages.flows import FlowsConfig, compute_flows
-from logmine.stages.flows_patterns import PatternConfig, prefixspan
+from logmine.stages.flows.core import FlowsConfig, compute_flows
+from logmine.stages.flows.patterns import PatternConfig, prefixspan
 
 
 def flat(db: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -83,7 +83,7 @@ def test_a_gap_as_long_as_the_longest_session_is_no_limit() -> None:
 
 
 def test_row_budget_groups_give_the_same_patterns(monkeypatch: pytest.MonkeyPatch) -> None:
-    from logmine.stages import flows_patterns
+    from logmine.stages.flows import patterns as flows_patterns
 
     rng = np.random.default_rng(3)
     db = [rng.integers(0, 6, size=rng.integers(1, 12)).tolist() for _ in range(300)]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from logmine.stages.dedup import Embedder
-from logmine.stages.hashing import HashingEmbedder
+from logmine.stages.templates.dedup import Embedder
+from logmine.embedding import HashingEmbedder
 
 
 def test_vectors_are_unit_rows_and_deterministic() -> None:

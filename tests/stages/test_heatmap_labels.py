@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from heatmap_helpers import HAND_LABELLED
 
-from logmine.stages.heatmap_labels import PromptContext, label_tokens, prompt_context
+from logmine.stages.heatmap.labels import PromptContext, label_tokens, prompt_context
 
 
 @pytest.mark.parametrize("language", sorted(HAND_LABELLED))

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from logmine.stages.heatmap_tokens import (
+from logmine.stages.heatmap.tokens import (
     ISSUE_NON_MONOTONIC,
     ISSUE_NULL_TIMES,
     ISSUE_TEXT_MISMATCH,

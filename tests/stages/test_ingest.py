@@ -18,8 +18,8 @@ from ingest_helpers import TABLES, assert_same_tables, event, request, table_con
 import logmine
 from logmine.errors import InputPathError, OptionError, WorkspaceLockedError
 from logmine.records import EVENTS_SCHEMA
-from logmine.stages._ingest_writer import PartitionWriter, Pseudonyms
-from logmine.stages.ingest import IngestConfig, IngestReport, pseudonym
+from logmine.stages.ingest.writer import PartitionWriter, Pseudonyms
+from logmine.stages.ingest.core import IngestConfig, IngestReport, pseudonym
 from logmine.workspace import Workspace
 
 # Bad native lines, each with the reason prefix its reject must carry.
@@ -84,7 +84,7 @@ def test_unreadable_and_unrecognised_files_are_one_reject_each_and_the_run_goes_
     (logs / "truncated.jsonl.gz").write_bytes(gzip.compress(event(3) + b"\n" + event(4) + b"\n")[:-12])
     (logs / "garbage.bin").write_bytes(bytes(range(256)) * 4)
     (logs / "empty.log").write_bytes(b"")
-    with caplog.at_level(logging.WARNING, logger="logmine.stages.ingest"):
+    with caplog.at_level(logging.WARNING, logger="logmine.stages.ingest.core"):
         report = logmine.ingest(logs, tmp_path / "ws")
     status = {Path(f.path).name: f.status for f in report.files}
     assert status == {"good.jsonl": "ingested", "dangling.jsonl": "rejected", "truncated.jsonl.gz": "rejected",

@@ -8,7 +8,7 @@ import pytest
 
 from logmine.engine import EngineConfig, make_engine
 from logmine.sample import SampleConfig, generate
-from logmine.stages.ingest import FileTask, IngestConfig, ingest, read_file, source_key
+from logmine.stages.ingest.core import FileTask, IngestConfig, ingest, read_file, source_key
 from ingest_helpers import assert_same_tables, table_contents, write_lines
 
 
@@ -104,7 +104,7 @@ def test_pipeline_ingest_step_uses_the_run_engine(logs: Path, serial_run: tuple[
     from logmine.pipeline import steps
     from logmine.pipeline.inputs import InputFile
     from logmine.pipeline.spec import IngestStage
-    from logmine.stages.ingest import collect_files
+    from logmine.stages.ingest.core import collect_files
 
     files = [InputFile("2025-03-03", str(p), "logs", None) for p in collect_files([logs])]
     with make_engine(EngineConfig(workers=2)) as engine:

@@ -13,8 +13,9 @@ from polars.testing import assert_frame_equal
 from test_ingest import BAD_LINES
 
 import logmine
-from logmine.stages import _ingest_split, ingest
-from logmine.stages.ingest import IngestConfig
+from logmine.stages.ingest import split as _ingest_split
+from logmine.stages.ingest import core as ingest
+from logmine.stages.ingest.core import IngestConfig
 from logmine.workspace import Workspace
 
 ROW_TABLES = ("events", "llm_requests", "rejects")
@@ -47,7 +48,7 @@ def _one_file(tmp_path: Path) -> Path:
 def test_split_file_gives_the_rows_of_one_read_in_order(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     logs = _one_file(tmp_path)
     whole = logmine.ingest(logs, tmp_path / "whole", IngestConfig(threads=False, split=False))
-    with caplog.at_level(logging.WARNING, logger="logmine.stages._ingest_split"):
+    with caplog.at_level(logging.WARNING, logger="logmine.stages.ingest.split"):
         split = logmine.ingest(logs, tmp_path / "split", IngestConfig(split=True))
     assert caplog.messages == []  # the worker process did its part (no fallback)
     assert split.summary()["lines_rejected"] == whole.summary()["lines_rejected"] > len(BAD_LINES)

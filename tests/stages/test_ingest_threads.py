@@ -10,8 +10,8 @@ from test_ingest import BAD_LINES
 
 import logmine
 from logmine.formats import _native_fast
-from logmine.stages import _ingest_threads
-from logmine.stages.ingest import IngestConfig
+from logmine.stages.ingest import threads as _ingest_threads
+from logmine.stages.ingest.core import IngestConfig
 
 
 @pytest.mark.parametrize("chunk_bytes", [700, 1 << 20], ids=["many-chunks", "one-chunk"])

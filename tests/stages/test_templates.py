@@ -10,7 +10,7 @@ import pytest
 
 from logmine.masking import MaskRule, Masker, build_rules, load_rules
 from logmine.errors import InputPathError, OptionError
-from logmine.stages.templates import MineConfig, TemplateMiner, merge_results, mine_templates, template_id, template_regex
+from logmine.stages.templates.miner import MineConfig, TemplateMiner, merge_results, mine_templates, template_id, template_regex
 
 CASES = Path(__file__).parents[1] / "cases" / "templates"
 REGEN = bool(os.environ.get("LOGMINE_REGEN_GOLDEN"))
@@ -181,7 +181,7 @@ def test_bad_rule_files_are_user_errors(tmp_path: Path) -> None:
 
 
 def test_units_of_different_prompt_formats_are_never_one_template() -> None:
-    from logmine.stages.templates_cluster import cluster
+    from logmine.stages.templates.cluster import cluster
 
     units = [("ctx", f"<|fim_prefix|>x{i}") for i in range(10)] + [("ctx", f"y{i}") for i in range(3)]
     groups = cluster(units, [1] * len(units))
@@ -192,7 +192,7 @@ def test_units_of_different_prompt_formats_are_never_one_template() -> None:
 def test_a_word_opening_with_a_brace_is_text_not_a_slot_name() -> None:
     """A static word such as ``{(x)`` reached a unit's regex unescaped, as if it were ``{code}``
     (a prompt log of the compress bench crashed the miner with "unbalanced parenthesis")."""
-    from logmine.stages.templates import _pattern_regex
+    from logmine.stages.templates.miner import _pattern_regex
 
     regex = _pattern_regex(["map", "{(x)", "{code}", "{items}"])
     assert regex.match("map {(x) {code:abcdefgh} {items}")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from logmine.stages.templates_anchors import GAP, _anchored_text, _flat, _literal_pieces, _matches
-from logmine.stages.templates_cluster import generalise
-from logmine.stages.templates_prompts import mine_prompts, prompt_template_regex
+from logmine.stages.templates.anchors import GAP, _anchored_text, _flat, _literal_pieces, _matches
+from logmine.stages.templates.cluster import generalise
+from logmine.stages.templates.prompts import mine_prompts, prompt_template_regex
 
 CODE = [
     "def area(r):\n    return 3.14 * r * r",
@@ -90,7 +90,7 @@ def test_a_merged_region_keeps_the_tags_its_texts_share() -> None:
 def test_after_a_compaction_prompts_join_the_merged_template() -> None:
     from dataclasses import replace
 
-    from logmine.stages.templates_prompts import PROMPT_CONFIG
+    from logmine.stages.templates.prompts import PROMPT_CONFIG
 
     words = ["fix", "the", "loop", "rename", "this", "function", "and", "keep", "it", "fast", "add", "type", "hints", "now"]
     requests = [" ".join(words[(3 * n) % 7 : (3 * n) % 7 + 2 + n % 5]) for n in range(80)]

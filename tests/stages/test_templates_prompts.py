@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from logmine.stages.templates_cluster import SLOT
-from logmine.stages.templates_prompts import SlotStore, mine_prompts, placeholders, prompt_template_regex, record_values, skeleton
+from logmine.stages.templates.cluster import SLOT
+from logmine.stages.templates.prompts import SlotStore, mine_prompts, placeholders, prompt_template_regex, record_values, skeleton
 
 CASES = Path(__file__).parents[1] / "cases" / "templates"
 REGEN = bool(os.environ.get("LOGMINE_REGEN_GOLDEN"))

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from logmine.masking import Masker, build_rules
-from logmine.stages.templates import MineConfig, merge_results, mine_templates, template_regex
+from logmine.stages.templates.miner import MineConfig, merge_results, mine_templates, template_regex
 
 FRAMES = [
     "Failed password for {} from {} port {} ssh2",

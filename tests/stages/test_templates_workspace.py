@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from logmine.cli import app, main
-from logmine.stages.dedup import DedupConfig
-from logmine.stages.hashing import HashingEmbedder
-from logmine.stages.ingest import IngestConfig, ingest
-from logmine.stages.templates_workspace import TemplatesConfig, run
+from logmine.stages.templates.dedup import DedupConfig
+from logmine.embedding import HashingEmbedder
+from logmine.stages.ingest.core import IngestConfig, ingest
+from logmine.stages.templates.tables import TemplatesConfig, run
 from logmine.workspace import Workspace
 
 CASES = Path(__file__).parents[1] / "cases" / "templates"

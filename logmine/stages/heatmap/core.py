@@ -1,0 +1,392 @@
+"""Token-level latency heatmaps: which kinds of generated tokens are slow, where, for which model.
+
+Shape (pure core, I/O at the edges):
+
+* :func:`measure` — requests -> one row per generated token (latency, token type from a real
+  parse, position) plus one accounting row per request (measured or skipped, and why).
+* :func:`sketch_partial` — token rows -> a log-bucket sketch per (day, hour, model, language,
+  token type, position bucket); the *partial* of one day.
+* :func:`merge_partials` + :func:`finalize` — sum the partials of any set of days (counts add up
+  exactly) and compute every aggregate (count, mean, p50, p95, p99) from the merged sketch.
+
+:func:`heatmap` runs this against a workspace: it recomputes only the days whose requests
+changed since the last run (a fingerprint per day in ``heatmap_days``), keeps each day's sketch
+as a partition of ``heatmap_sketch``, merges them for the ``since``/``until`` window and writes
+the ``heatmap_*`` tables, the PNGs and ``OUT/heatmap/index.html``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from logmine.errors import OptionError
+from logmine.formats._base import normalise_language
+from logmine.sketch import DEFAULT_ALPHA, DEFAULT_QUANTILES, merge_frames, sketch_frame, summarise
+from logmine.stages.heatmap.labels import label_tokens
+from logmine.stages.heatmap.tokens import timeline
+from logmine.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+ProgressFn = Callable[[str, int, int], None]
+
+LABELS_VERSION = 1
+"""Bump when token splitting or labelling changes: every stored day is then recomputed."""
+POSITION_BUCKETS = ((1, 1, "1"), (2, 4, "2-4"), (5, 16, "5-16"), (17, 64, "17-64"), (65, None, "65+"))
+SKETCH_KEYS = ("day", "hour", "model", "language", "token_type", "position_bucket", "granularity")
+"""The finest grain kept per day; every aggregate is a roll-up of these keys."""
+VIEWS: dict[str, tuple[str, ...]] = {
+    "heatmap_by_type": ("token_type",),
+    "heatmap_by_type_position": ("token_type", "position_bucket"),
+    "heatmap_by_model_type": ("model", "token_type"),
+    "heatmap_by_language_type": ("language", "token_type"),
+    "heatmap_by_hour_model": ("hour", "model"),
+}
+"""Aggregate tables and their keys."""
+FIRST_TOKEN_VIEWS = ("heatmap_by_type_position",)
+"""Views that always count each request's first token (in its own position bucket, ``1``).
+The others leave it out unless ``include_first_token``: its latency is the time to first token,
+which measures the prompt, not the token; ``heatmap_ttft`` reports it per model."""
+UNKNOWN = "unknown"
+
+TOKEN_SCHEMA: dict[str, pl.DataType] = {
+    "request_id": pl.String(), "day": pl.String(), "hour": pl.Int8(), "model": pl.String(), "language": pl.String(),
+    "kind": pl.String(), "position": pl.Int32(), "position_bucket": pl.String(), "token": pl.String(),
+    "latency_us": pl.Float64(), "token_type": pl.String(), "node_type": pl.String(), "granularity": pl.String(),
+    "tokens_from": pl.String(),
+}
+REQUEST_SCHEMA: dict[str, pl.DataType] = {
+    "request_id": pl.String(), "day": pl.String(), "model": pl.String(), "language": pl.String(),
+    "language_source": pl.String(), "kind": pl.String(), "status": pl.String(), "skip_reason": pl.String(),
+    "granularity": pl.String(), "tokens_from": pl.String(), "pieces": pl.Int32(), "tokens": pl.Int32(),
+    "issues": pl.List(pl.String()), "parse_error": pl.Boolean(),
+}
+DAYS_SCHEMA: dict[str, pl.DataType] = {
+    "day": pl.String(), "fingerprint": pl.String(), "requests": pl.Int64(), "measured": pl.Int64(),
+    "tokens": pl.Int64(), "alpha": pl.Float64(), "computed_at": pl.Datetime("us", "UTC"),
+}
+SKETCH_SCHEMA: dict[str, pl.DataType] = {
+    "day": pl.String(), "hour": pl.Int8(), "model": pl.String(), "language": pl.String(), "token_type": pl.String(),
+    "position_bucket": pl.String(), "granularity": pl.String(), "bucket": pl.Int32(), "count": pl.Int64(),
+    "sum": pl.Float64(),
+}
+_INPUT_COLUMNS = ("request_id", "ts", "kind", "model", "language", "file_path", "prefix", "suffix", "prompt",
+                  "completion", "token_times_ms", "token_texts")
+
+
+def _no_progress(description: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class HeatmapConfig:
+    """Options of the heatmap stage."""
+
+    since: date | None = None
+    """First day (UTC, inclusive) of the window; None: from the first request."""
+    until: date | None = None
+    """Last day (UTC, inclusive) of the window; None: up to the last request."""
+    model: str | None = None
+    """Only this model in the aggregates and pages (the stored sketch keeps every model)."""
+    language: str | None = None
+    """Only this language in the aggregates and pages."""
+    out_dir: Path | None = None
+    """Where the PNGs and index.html go; None: ``<workspace>/heatmap``."""
+    html: bool = True
+    """Write ``index.html`` (the interactive page)."""
+    png: bool = True
+    """Write one PNG per heatmap."""
+    alpha: float = DEFAULT_ALPHA
+    """Relative accuracy of the quantile sketches."""
+    recompute: bool = False
+    """Recompute every day in the window even when its requests did not change."""
+    keep_tokens: bool = True
+    """Store every measured token in ``heatmap_tokens`` (needed for the slow-tokens view)."""
+    slow_examples: int = 12
+    """How many completions the slow-tokens view shows."""
+    chunk_fraction: float = 0.5
+    """A request is chunk-granular when more than this fraction of its streamed pieces hold several tokens."""
+    include_first_token: bool = False
+    """Count each request's first token (time to first token) in every view, not only type x position."""
+
+
+@dataclass
+class HeatmapResult:
+    """What :func:`heatmap` computed: the aggregate tables and the accounting of every request."""
+
+    workspace: str
+    tables: dict[str, pl.DataFrame]
+    """``heatmap_by_*`` and ``heatmap_latency_time`` for the window and filters."""
+    requests: int = 0
+    measured: int = 0
+    tokens: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    issues: dict[str, int] = field(default_factory=dict)
+    granularity: dict[str, int] = field(default_factory=dict)
+    language_sources: dict[str, int] = field(default_factory=dict)
+    days_computed: list[str] = field(default_factory=list)
+    days_reused: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def by_type(self) -> pl.DataFrame:
+        return self.tables["heatmap_by_type"]
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """The table a user reads first: token type, mean and p95 latency (µs), frequency, heat."""
+        return [
+            {"token type": r["token_type"], "mean latency (µs)": _round(r["mean_us"]), "p95 (µs)": _round(r["p95_us"]),
+             "frequency": r["count"], "heat (1-5)": r["heat"]}
+            for r in self.by_type.iter_rows(named=True)
+        ]
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "workspace": self.workspace, "requests": self.requests, "measured": self.measured, "tokens": self.tokens,
+            "skipped": dict(sorted(self.skipped.items())), "issues": dict(sorted(self.issues.items())),
+            "granularity": dict(sorted(self.granularity.items())), "language_sources": dict(sorted(self.language_sources.items())),
+            "days_computed": self.days_computed, "days_reused": self.days_reused, "files": self.files,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.summary(), "by_type": self.table_rows(),
+                "ttft": self.ttft_rows(),
+                "tables": {name: df.to_dicts() for name, df in self.tables.items() if name != "heatmap_latency_time"}}
+
+    def ttft_rows(self) -> list[dict[str, Any]]:
+        """Time to first token per model (ms)."""
+        return [
+            {"model": r["model"], "requests": r["count"], "mean (ms)": _round(_ms(r["mean_us"])), "p50 (ms)": _round(_ms(r["p50_us"])),
+             "p95 (ms)": _round(_ms(r["p95_us"])), "p99 (ms)": _round(_ms(r["p99_us"]))}
+            for r in self.tables["heatmap_ttft"].iter_rows(named=True)
+        ]
+
+
+def _ms(us: float | None) -> float | None:
+    return None if us is None else us / 1000.0
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+# -- the pure core ---------------------------------------------------------------------------------
+def position_bucket(position: int) -> str:
+    """``1``, ``2-4``, ``5-16``, ``17-64`` or ``65+`` for a 1-based token position."""
+    for lo, hi, name in POSITION_BUCKETS:
+        if position >= lo and (hi is None or position <= hi):
+            return name
+    raise ValueError(f"token positions start at 1, got {position}")
+
+
+def measure(requests: pl.DataFrame, chunk_fraction: float = 0.5) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Token rows (:data:`TOKEN_SCHEMA`) and request rows (:data:`REQUEST_SCHEMA`) for ``requests``.
+
+    ``requests`` has the ``llm_requests`` columns (missing ones are taken as null).
+    """
+    cols = {c: (requests[c] if c in requests.columns else pl.Series(c, [None] * requests.height)) for c in _INPUT_COLUMNS}
+    tok: dict[str, list[Any]] = {name: [] for name in TOKEN_SCHEMA}
+    req: dict[str, list[Any]] = {name: [] for name in REQUEST_SCHEMA}
+    for row in zip(*(cols[c].to_list() for c in _INPUT_COLUMNS)):
+        _measure_one(dict(zip(_INPUT_COLUMNS, row)), chunk_fraction, tok, req)
+    tokens = pl.DataFrame(tok, schema=TOKEN_SCHEMA).with_columns(_position_bucket_expr().alias("position_bucket"))
+    return tokens, pl.DataFrame(req, schema=REQUEST_SCHEMA)
+
+
+def _position_bucket_expr() -> pl.Expr:
+    pos = pl.col("position")
+    expr = pl.when(pos < 1).then(None)
+    for lo, hi, name in POSITION_BUCKETS:
+        expr = expr.when(pos <= hi).then(pl.lit(name)) if hi is not None else expr.otherwise(pl.lit(name))
+    return expr
+
+
+def _measure_one(r: dict[str, Any], chunk_fraction: float, tok: dict[str, list[Any]], req: dict[str, list[Any]]) -> None:
+    ts: datetime | None = r["ts"]
+    day = ts.strftime("%Y-%m-%d") if ts else UNKNOWN
+    model = r["model"] or UNKNOWN
+    tl = timeline(r["token_texts"], r["token_times_ms"], r["completion"], chunk_fraction)
+    if tl.skip_reason is not None:
+        labels = None
+        language = normalise_language(r["language"]) or UNKNOWN
+    else:
+        labels = label_tokens(tl.tokens, r["prefix"], r["kind"], r["language"], r["file_path"], r["prompt"], r["suffix"])
+        language = labels.language or normalise_language(r["language"]) or ("prose" if labels.language_source == "prose" else UNKNOWN)
+    req["request_id"].append(r["request_id"])
+    req["day"].append(day)
+    req["model"].append(model)
+    req["language"].append(language)
+    req["language_source"].append(labels.language_source if labels else None)
+    req["kind"].append(r["kind"])
+    req["status"].append("skipped" if labels is None else "measured")
+    req["skip_reason"].append(tl.skip_reason)
+    req["granularity"].append(tl.granularity)
+    req["tokens_from"].append(tl.tokens_from)
+    req["pieces"].append(tl.pieces)
+    req["tokens"].append(len(tl.tokens))
+    req["issues"].append(list(tl.issues))
+    req["parse_error"].append(labels.parse_error if labels else None)
+    if labels is None:
+        return
+    n = len(tl.tokens)
+    hour = ts.hour if ts else None
+    for name, value in (("request_id", r["request_id"]), ("day", day), ("hour", hour), ("model", model),
+                        ("language", language), ("kind", r["kind"]), ("granularity", tl.granularity),
+                        ("tokens_from", tl.tokens_from)):
+        tok[name].extend([value] * n)
+    tok["position"].extend(range(1, n + 1))
+    tok["position_bucket"].extend([None] * n)  # filled in by measure(), vectorised
+    tok["token"].extend(tl.tokens)
+    tok["latency_us"].extend(ms * 1000.0 for ms in tl.latency_ms)
+    tok["token_type"].extend(labels.token_types)
+    tok["node_type"].extend(labels.node_types)
+
+
+def sketch_partial(tokens: pl.DataFrame | pl.LazyFrame, alpha: float = DEFAULT_ALPHA) -> pl.DataFrame:
+    """The sketch of ``tokens`` (one row per :data:`SKETCH_KEYS` + bucket), ready to store."""
+    lf = sketch_frame(tokens.lazy().with_columns(pl.col("hour").fill_null(-1)), SKETCH_KEYS, "latency_us", alpha)
+    return lf.collect().cast(SKETCH_SCHEMA).select(list(SKETCH_SCHEMA)).sort(list(SKETCH_KEYS) + ["bucket"])  # type: ignore[arg-type]
+
+
+def merge_partials(partials: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.LazyFrame:
+    """Merge day sketches: counts and sums add up per key and bucket."""
+    if not partials:
+        return pl.DataFrame(schema=SKETCH_SCHEMA).lazy()
+    return merge_frames(partials, SKETCH_KEYS)
+
+
+def finalize(sketch: pl.LazyFrame | pl.DataFrame, alpha: float = DEFAULT_ALPHA, include_first_token: bool = False) -> dict[str, pl.DataFrame]:
+    """Every aggregate table from a (merged) sketch."""
+    names = ("mean", "p50", "p95", "p99")
+    sketch = sketch.lazy()
+    first = pl.col("position_bucket") == "1"
+    later = sketch if include_first_token else sketch.filter(~first)
+    tables: dict[str, pl.DataFrame] = {}
+    for name, keys in VIEWS.items():
+        table = summarise(sketch if name in FIRST_TOKEN_VIEWS else later, keys, DEFAULT_QUANTILES, alpha, suffix="_us")
+        tables[name] = table.select(*keys, "count", *[f"{n}_us" for n in names])
+    tables["heatmap_ttft"] = summarise(sketch.filter(first), ["model"], DEFAULT_QUANTILES, alpha, suffix="_us").select(
+        "model", "count", *[f"{n}_us" for n in names])
+    by_type = tables["heatmap_by_type"]
+    total = by_type["count"].sum() or 1
+    chunked = (
+        later.group_by("token_type")
+        .agg((pl.col("count").filter(pl.col("granularity") == "chunk").sum() / pl.col("count").sum()).alias("chunk_share"))
+        .collect()
+    )
+    tables["heatmap_by_type"] = (
+        by_type.join(chunked, on="token_type", how="left")
+        .with_columns((pl.col("count") / total).alias("share"), heat_expr("mean_us").alias("heat"))
+        .sort("mean_us", descending=True, nulls_last=True)
+    )
+    tables["heatmap_latency_time"] = (
+        sketch.lazy().group_by("day", "hour", "bucket").agg(pl.col("count").sum()).sort("day", "hour", "bucket").collect()
+    )
+    return tables
+
+
+def heat_expr(column: str) -> pl.Expr:
+    """1 (coolest) .. 5 (hottest): where a value sits between the column's min and max, on a log scale."""
+    v = pl.col(column).clip(lower_bound=1e-3).log()
+    lo, hi = v.min(), v.max()
+    scaled = pl.when(hi > lo).then((v - lo) / (hi - lo)).otherwise(0.5)
+    return (1 + (scaled * 4).round(0)).cast(pl.Int8)
+
+
+# -- against a workspace ---------------------------------------------------------------------------
+def heatmap(workspace: Workspace | Path | str, config: HeatmapConfig | None = None, progress: ProgressFn = _no_progress) -> HeatmapResult:
+    """Compute (incrementally) and write the token latency heatmaps of ``workspace``."""
+    from logmine.stages.heatmap import store
+
+    config = config or HeatmapConfig()
+    _check(config)
+    started = time.perf_counter()
+    ws = workspace if isinstance(workspace, Workspace) else Workspace.open(workspace)
+    with ws.lock():
+        ws = ws.reload()
+        plan = store.plan_days(ws, config, LABELS_VERSION)
+        txn = ws.transaction()
+        store.ensure_tables(txn)
+        partials: list[pl.LazyFrame | pl.DataFrame] = store.stored_partials(ws, plan.reused)
+        day_rows = []
+        for index, day in enumerate(plan.compute):
+            progress(f"heatmap {day}", index, len(plan.compute))
+            tokens, requests = measure(store.read_day(ws, day), config.chunk_fraction)
+            partial = sketch_partial(tokens, config.alpha)
+            day_rows.append(store.put_day(txn, day, partial, tokens if config.keep_tokens else None, requests,
+                                          plan.fingerprints[day], config.alpha))
+            partials.append(partial)
+        progress("heatmap", len(plan.compute), len(plan.compute))
+        store.write_days(txn, ws, day_rows, plan.gone)
+        sketch = _filtered(merge_partials(partials), config)
+        tables = finalize(sketch, config.alpha, config.include_first_token)
+        for name, table in tables.items():
+            txn.replace_table(name, table)
+        txn.commit()
+    result = HeatmapResult(str(ws.root), tables, days_computed=plan.compute, days_reused=plan.reused)
+    _account(result, store.read_requests(ws, plan.kept, config))
+    if config.html or config.png:
+        from logmine.stages.heatmap.render import render
+
+        out_dir = config.out_dir or ws.root / "heatmap"
+        examples = store.slow_examples(ws, plan.kept, config) if config.html else None
+        result.files = [str(p) for p in render(result, out_dir, config, examples)]
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _check(config: HeatmapConfig) -> None:
+    if config.since and config.until and config.since > config.until:
+        raise OptionError("--since", config.since.isoformat(), f"must not be after --until {config.until.isoformat()}")
+    if not 0.0 < config.alpha < 0.5:
+        raise OptionError("alpha", config.alpha, "a relative accuracy in (0, 0.5)")
+    if not 0.0 <= config.chunk_fraction <= 1.0:
+        raise OptionError("chunk_fraction", config.chunk_fraction, "a fraction in [0, 1]")
+
+
+def _filtered(sketch: pl.LazyFrame, config: HeatmapConfig) -> pl.LazyFrame:
+    if config.model:
+        sketch = sketch.filter(pl.col("model") == config.model)
+    if config.language:
+        sketch = sketch.filter(pl.col("language") == (normalise_language(config.language) or config.language))
+    return sketch
+
+
+def _account(result: HeatmapResult, requests: pl.DataFrame) -> None:
+    result.requests = requests.height
+    measured = requests.filter(pl.col("status") == "measured")
+    result.measured = measured.height
+    result.tokens = int(measured["tokens"].sum() or 0)
+    result.skipped = _counts(requests["skip_reason"].drop_nulls())
+    result.granularity = _counts(measured["granularity"].drop_nulls())
+    result.language_sources = _counts(measured["language_source"].drop_nulls())
+    result.issues = dict(Counter(i for issues in requests["issues"].to_list() for i in (issues or [])))
+
+
+def _counts(series: pl.Series) -> dict[str, int]:
+    return {str(k): int(v) for k, v in Counter(series.to_list()).items()}
+
+
+def parse_day(value: str | date | None, option: str) -> date | None:
+    """A ``YYYY-MM-DD`` (or ISO datetime) option as a UTC date."""
+    if value is None or isinstance(value, date):
+        return value  # type: ignore[return-value]
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise OptionError(option, value, "a date like 2025-01-31") from None
+    return (parsed.astimezone(UTC) if parsed.tzinfo else parsed).date()
+
+
+__all__ = ["HeatmapConfig", "HeatmapResult", "finalize", "heatmap", "measure", "merge_partials", "sketch_partial"]

@@ -1,0 +1,531 @@
+"""Ingest: log files of any supported format -> the workspace's ``events``, ``llm_requests``,
+``rejects`` and ``sources`` tables.
+
+* Every input line is accounted for: per file ``lines_read = lines_accepted + lines_rejected``,
+  and each rejected line is one ``rejects`` row (file, 1-based line, format, reason).
+* A file that cannot be read or whose format no reader recognises is one ``rejects`` row with
+  ``source_line = 0`` (meaning "the whole file") and a logged warning; the run goes on. Such a file
+  has no ``sources`` row, so it is tried again on the next run.
+* Incremental: each source file is one partition of every table, keyed by a hash of its path (a
+  big file read in two processes is two: :mod:`logmine.stages.ingest.split`). A
+  file whose size and sha256 match its ``sources`` row is skipped; a changed file is read again and
+  its partitions replace the old ones. Running twice on the same input leaves every table equal.
+* Atomic: the whole run is one workspace transaction; a run killed at any moment leaves the
+  previous workspace as it was (see :mod:`logmine.workspace`).
+* Rows without an id of their own get ``<path key>:<line>:<index in line>``, stable across runs.
+* User ids are replaced by a keyed hash (:func:`pseudonymise`), in rejected lines' text too
+  (:func:`scrub_users`); the key stays in the workspace config (or ``LOGMINE_USER_KEY``), never
+  in a table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fnmatch
+import gc
+import hashlib
+import logging
+import os
+import time
+import zipfile
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from logmine.engine import Engine
+from logmine.errors import InputPathError, OptionError
+from logmine.formats import FORMAT_NAMES, Batch, detect_format, get_reader
+from logmine.records import (
+    EVENTS_SCHEMA,
+    LLM_REQUESTS_SCHEMA,
+    REJECT_UNREADABLE_FILE,
+    REJECT_UNRECOGNISED_FILE,
+    REJECTS_SCHEMA,
+    SOURCES_SCHEMA,
+    Reject,
+    conform,
+)
+from logmine.stages.ingest.split import REST_SUFFIX, Worker, plan_split, rest_result
+from logmine.stages.ingest.threads import cores, use_threads
+from logmine.stages.ingest.writer import (  # pseudonym, pseudonymise, scrub_users: public, used by other stages
+    WRITTEN_TABLES,
+    FileReport,
+    PartitionWriter,
+    prefetch,
+    pseudonym,
+    pseudonymise,
+    scrub_users,
+)
+from logmine.workspace import Transaction, Workspace
+
+log = logging.getLogger(__name__)
+
+ProgressFn = Callable[[str, int, int], None]
+"""``progress(description, done, total)`` in input bytes; the default does nothing."""
+
+def _no_progress(description: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class IngestConfig:
+    """Options of the ingest stage."""
+
+    input_format: str | None = None
+    """Force one format for every file instead of detecting it per file."""
+    force: bool = False
+    """Re-ingest files even when their size and hash are unchanged."""
+    wait: bool = False
+    """Wait for another run's lock on the workspace instead of failing."""
+    threads: bool | None = None
+    """Spread a big file over threads (read, check, write at once); None: when cores are spare for
+    them at the start of the file (:mod:`logmine.stages.ingest.threads`)."""
+    split: bool | None = None
+    """Read a plain native file of ``THREADS_MIN_BYTES`` or more in two processes, each in step
+    (:mod:`logmine.stages.ingest.split`); None: when ``threads`` is None, the machine has two cores
+    or more and the files are read here (not on an engine's workers), busy or not: under load two
+    processes get two shares of the cores, as the other work's processes do."""
+
+
+@dataclass
+class IngestReport:
+    """The outcome of :func:`ingest`: totals, per-file results and rejects by reason."""
+
+    workspace: str
+    files: list[FileReport] = field(default_factory=list)
+    rejects_by_reason: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def total(self, key: str) -> int:
+        return sum(getattr(f, key) for f in self.files)
+
+    @property
+    def lines_read(self) -> int:
+        return self.total("lines_read")
+
+    @property
+    def lines_accepted(self) -> int:
+        return self.total("lines_accepted")
+
+    @property
+    def lines_rejected(self) -> int:
+        return self.total("lines_rejected")
+
+    def summary(self) -> dict[str, Any]:
+        status = Counter(f.status for f in self.files)
+        return {
+            "workspace": self.workspace,
+            "files_ingested": status["ingested"],
+            "files_skipped": status["skipped"],
+            "files_rejected": status["rejected"],
+            "lines_read": self.lines_read,
+            "lines_accepted": self.lines_accepted,
+            "lines_rejected": self.lines_rejected,
+            "events": self.total("events"),
+            "llm_requests": self.total("requests"),
+            "rejects_by_reason": dict(sorted(self.rejects_by_reason.items())),
+            "seconds": round(self.seconds, 3),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.summary(), "files": [asdict(f) for f in self.files]}
+
+
+def collect_files(paths: Sequence[Path | str], exclude: Path | None = None, unreadable: list[Path] | None = None) -> list[Path]:
+    """Every file under ``paths`` (directories walked recursively, hidden entries skipped), sorted.
+
+    Files under ``exclude`` (the workspace itself) are left out; directories that cannot be
+    listed are appended to ``unreadable`` when it is given.
+    """
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise InputPathError(path)
+        if path.is_file():
+            out.append(path)
+            continue
+        if not path.is_dir():
+            raise InputPathError(path, "is neither a file nor a directory")
+
+        def failed(exc: OSError) -> None:
+            log.warning("%s: cannot list directory (%s)", exc.filename, exc.strerror)
+            if unreadable is not None:
+                unreadable.append(Path(exc.filename))
+
+        ignore = _ignore_patterns(path)
+        for root, dirs, files in os.walk(path, onerror=failed):
+            rel = Path(root).relative_to(path)
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _ignored(rel / d, ignore))
+            out.extend(Path(root) / f for f in sorted(files) if not f.startswith(".") and not _ignored(rel / f, ignore))
+    if exclude is not None:
+        inside = exclude.resolve()
+        out = [p for p in out if not p.resolve().is_relative_to(inside)]
+    return sorted(dict.fromkeys(out))
+
+
+IGNORE_FILE = ".logmineignore"
+"""A file in an input directory listing glob patterns (one a line, # comments) of files to skip."""
+
+
+def _ignore_patterns(directory: Path) -> list[str]:
+    path = directory / IGNORE_FILE
+    if not path.is_file():
+        return []
+    lines = (line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines())
+    return [line.rstrip("/") for line in lines if line and not line.startswith("#")]
+
+
+def _ignored(rel: Path, patterns: list[str]) -> bool:
+    """True when ``rel`` (relative to the input directory) or its name matches an ignore pattern."""
+    return any(rel.match(p) or fnmatch.fnmatch(rel.as_posix(), p) for p in patterns)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def source_key(path: str) -> str:
+    """The partition key of a source file: a short hash of its path."""
+    return hashlib.blake2b(path.encode(), digest_size=8).hexdigest()
+
+
+def ingest(
+    paths: Sequence[Path | str] | Path | str,
+    out: Path | str,
+    config: IngestConfig | None = None,
+    progress: ProgressFn = _no_progress,
+    engine: Engine | None = None,
+) -> IngestReport:
+    """Ingest log files into the workspace at ``out`` (created if needed) and return the report.
+
+    ``engine`` reads the files in parallel (:mod:`logmine.engine`: a process pool or Ray tasks),
+    one :func:`read_file` task per file; None (or a serial engine) reads them one after another
+    here, with progress per batch. Either way the tasks write Parquet files into the workspace's
+    ``data/`` folder and this process adopts them and commits one transaction, so the run stays
+    atomic and the tables are the same. With Ray on a cluster, the input files and the workspace
+    must be on storage every node sees at the same paths (the tasks write there directly); the
+    user-id key travels with each task.
+    """
+    config = config or IngestConfig()
+    if config.input_format is not None and config.input_format not in FORMAT_NAMES:
+        raise OptionError("--input-format", config.input_format, "one of " + ", ".join(FORMAT_NAMES))
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    unreadable: list[Path] = []
+    files = collect_files(paths, exclude=Path(out), unreadable=unreadable)
+    started = time.perf_counter()
+    ws = Workspace.create(out)
+    report = IngestReport(workspace=str(ws.root))
+    with ws.lock(wait=config.wait), _no_cyclic_gc():
+        ws = ws.reload()  # another run may have committed while we waited
+        known = _known_sources(ws)
+        key = ws.secret_key()
+        txn = ws.transaction()
+        for table, schema in _TABLES.items():
+            txn.ensure_table(table, schema)
+        sources = dict(known)
+        meter = _Meter(progress, files)
+        for path in unreadable:
+            report.files.append(_reject_file(txn, str(path), None, f"{REJECT_UNREADABLE_FILE}: cannot list directory")[0])
+            sources.pop(str(path), None)
+        tasks = [_task(txn, path, known.get(str(path)), config, key) for path in files]
+        for task, result in zip(tasks, _read_all(tasks, engine, meter), strict=True):
+            report.files.append(_adopt(txn, task, result))
+            if result.source is not None:
+                sources[task.path] = result.source
+            elif result.reject is not None:
+                sources.pop(task.path, None)
+        meter.finish()
+        rows = [sources[name] for name in sorted(sources)]
+        txn.replace_table("sources", conform(pl.DataFrame(rows, schema=SOURCES_SCHEMA), SOURCES_SCHEMA))
+        txn.commit()
+    report.rejects_by_reason = _rejects_by_reason(ws, [f.path for f in report.files if f.status != "skipped"])
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _task(txn: Transaction, path: Path, known: dict[str, Any] | None, config: IngestConfig, key: bytes) -> FileTask:
+    name, skey = str(path), source_key(str(path))
+    files = {table: str(txn.new_file(table, skey)) for table in WRITTEN_TABLES}
+    rest = {table: str(txn.new_file(table, skey + REST_SUFFIX)) for table in WRITTEN_TABLES}
+    size, sha = (known["size_bytes"], known["sha256"]) if known and not config.force else (None, None)
+    return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads, config.split, rest)
+
+
+def _read_all(tasks: list[FileTask], engine: Engine | None, meter: _Meter) -> Iterator[FileResult]:
+    """Each task's result in order: here with progress per batch, or on the engine with progress per file."""
+    if engine is None or (engine.kind == "local" and engine.workers == 1):
+        for task in tasks:
+            meter.start(Path(task.path))
+            result = read_file(task, meter.add)
+            meter.end(result.size)
+            yield result
+        return
+    tasks = [t if t.split is not None else dataclasses.replace(t, split=False) for t in tasks]  # the engine's workers share the cores
+    for task, result in zip(tasks, engine.map(read_file, tasks, label="ingest"), strict=True):
+        meter.start(Path(task.path))
+        meter.end(result.size)
+        yield result
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Pause Python's cycle collector: parsing makes millions of short-lived dicts and lists, none
+    in cycles, and the collector's passes over them cost several percent of the run."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+_TABLES = {"events": EVENTS_SCHEMA, "llm_requests": LLM_REQUESTS_SCHEMA, "rejects": REJECTS_SCHEMA, "sources": SOURCES_SCHEMA}
+
+
+def _known_sources(ws: Workspace) -> dict[str, dict[str, Any]]:
+    if not ws.has_table("sources"):
+        return {}
+    return {row["path"]: row for row in ws.read("sources").to_dicts()}
+
+
+class _Meter:
+    """Reports progress in input bytes over all files; readers that do not tell count at file end."""
+
+    def __init__(self, progress: ProgressFn, files: Sequence[Path]) -> None:
+        self.progress = progress
+        self.total = sum(_size(p) for p in files)
+        self.done = 0
+        self.file_done = 0
+        self.name = ""
+
+    def start(self, path: Path) -> None:
+        self.name, self.file_done = path.name, 0
+        self.progress(f"ingest {self.name}", self.done, self.total)
+
+    def add(self, nbytes: int) -> None:
+        if nbytes:
+            self.file_done += nbytes
+            self.progress(f"ingest {self.name}", self.done + self.file_done, self.total)
+
+    def end(self, size: int) -> None:
+        self.done += size
+        self.progress(f"ingest {self.name}", self.done, self.total)
+
+    def finish(self) -> None:
+        self.progress("ingest", self.total, self.total)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+@dataclass(frozen=True)
+class FileTask:
+    """One input file to read: everything :func:`read_file` needs, all picklable (no transaction)."""
+
+    path: str
+    fmt: str | None
+    """The forced format, or None to detect it."""
+    key: str
+    """The file's partition key (:func:`source_key`)."""
+    user_key: bytes
+    files: dict[str, str]
+    """Table -> the Parquet file to write it to (``Transaction.new_file``), inside the workspace."""
+    known_size: int | None = None
+    """Size and sha256 of the file's ``sources`` row, when it has one and ``--force`` is off."""
+    known_sha: str | None = None
+    threads: bool | None = None
+    """:attr:`IngestConfig.threads`."""
+    split: bool | None = None
+    """:attr:`IngestConfig.split`."""
+    rest_files: dict[str, str] = field(default_factory=dict)
+    """Table -> the Parquet file of the part a worker process reads, when the file is split."""
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What :func:`read_file` did: the report, the files it wrote, the ``sources`` row or the reject."""
+
+    report: FileReport
+    size: int
+    files: dict[str, str] = field(default_factory=dict)
+    """Table -> written Parquet file; tables not named got no rows."""
+    source: dict[str, Any] | None = None
+    reject: str | None = None
+    """A file-level reject's reason (the file could not be read or recognised)."""
+    rest_files: dict[str, str] = field(default_factory=dict)
+    """Table -> written Parquet file of the part a worker process read (partition key + REST_SUFFIX)."""
+
+
+def read_file(task: FileTask, on_bytes: Callable[[int], None] | None = None) -> FileResult:
+    """Read one input file into its Parquet files; pure apart from reading the file and writing ``task.files``.
+
+    Runs in this process, a worker process or a Ray task (see :func:`ingest`). A file-level failure
+    is returned as ``reject`` (nothing written); a reader breaking the line accounting raises.
+    """
+    with _no_cyclic_gc():
+        return _read_file(task, on_bytes or _no_bytes)
+
+
+def _no_bytes(nbytes: int) -> None:
+    return None
+
+
+def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
+    path = Path(task.path)
+    try:
+        before = path.stat()
+        sha: str | None = None
+        if task.known_size is not None and task.known_size == before.st_size:
+            sha = file_sha256(path)
+            if task.known_sha == sha:
+                return FileResult(FileReport(task.path, task.fmt, "skipped"), before.st_size)
+        fmt = task.fmt or detect_format(path)
+    except _FILE_ERRORS as exc:
+        return _file_reject(task, _size(path), None, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
+    if fmt is None:
+        reason = "the file is empty" if before.st_size == 0 else "no reader recognises this file; use --input-format"
+        return _file_reject(task, before.st_size, None, f"{REJECT_UNRECOGNISED_FILE}: {reason}")
+    big = before.st_size >= THREADS_MIN_BYTES
+    threads = task.threads if task.threads is not None else not big or use_threads()
+    # two processes even on a busy machine: each gets its share of the cores, as the other work's do
+    wanted = task.split if task.split is not None else task.threads is None and big and cores() >= 2
+    rest = plan_split(path, fmt, before.st_size, wanted, task.key, task.user_key, task.rest_files)
+    worker = None if rest is None else Worker(rest)
+    with ThreadPoolExecutor(1, thread_name_prefix="logmine-sha256") as pool:
+        hashed: Future[str] | None = None if sha else pool.submit(file_sha256, path)
+        writer = PartitionWriter({t: Path(f) for t, f in task.files.items()}, task.key, task.path, fmt, task.user_key)
+        try:
+            batches = _batches(fmt, path, threads and rest is None, None if rest is None else rest.start)
+            prepared_batches = (writer.prepare(batch) for batch in batches)
+            # in threads: the reader and writer.prepare run in the prefetch thread, Parquet is written in this one
+            for prepared in prefetch(prepared_batches) if threads and rest is None else prepared_batches:
+                writer.write(prepared)
+                on_bytes(prepared.bytes_read)
+            rest_done = None if rest is None else rest_result(worker, rest, on_bytes)  # type: ignore[arg-type]
+            sha = sha or hashed.result()  # type: ignore[union-attr]
+            after = path.stat()
+        except _FILE_ERRORS as exc:  # a truncated .gz, a corrupt zip or .zst: the file, not a line
+            writer.abort()
+            return _file_reject(task, before.st_size, fmt, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
+        finally:
+            if worker is not None:
+                worker.kill()
+    if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+        sha = _CHANGED
+    report, written = writer.finish()
+    rest_written: dict[str, Path] = {}
+    if rest_done is not None:
+        rest_report, rest_written = rest_done
+        for name in ("lines_read", "lines_accepted", "lines_rejected", "events", "requests"):
+            setattr(report, name, getattr(report, name) + getattr(rest_report, name))
+    row = {
+        "path": task.path, "sha256": sha, "size_bytes": before.st_size, "source_format": fmt, "lines_read": report.lines_read,
+        "lines_accepted": report.lines_accepted, "lines_rejected": report.lines_rejected, "ingested_at": datetime.now(UTC),
+    }
+    return FileResult(report, before.st_size, {t: str(p) for t, p in written.items()}, row,
+                      rest_files={t: str(p) for t, p in rest_written.items()})
+
+
+_CHANGED = "changed-while-read"
+THREADS_MIN_BYTES = 64 << 20
+"""Smaller files are read with threads without asking whether cores are spare (sampling takes ~40 ms)."""
+
+
+def _batches(fmt: str, path: Path, threads: bool, stop: int | None = None) -> Iterator[Batch]:
+    """The file's batches (up to byte ``stop`` of a split file); the native reader checks one chunk
+    at a time unless ``threads``."""
+    if stop is not None:
+        from logmine.formats import _native_fast
+
+        return _native_fast.read(path, workers=0, span=(0, stop, 1))
+    reader = get_reader(fmt)
+    if fmt == "native" and not threads:
+        return reader.read(path, workers=0)
+    return reader.read(path)
+
+
+def _file_reject(task: FileTask, size: int, fmt: str | None, reason: str) -> FileResult:
+    return FileResult(FileReport(task.path, fmt, "rejected"), size, reject=reason)
+
+
+def _adopt(txn: Transaction, task: FileTask, result: FileResult) -> FileReport:
+    """Put one file's result into the transaction (in the driver, in file order)."""
+    if result.reject is not None:
+        return _reject_file(txn, task.path, result.report.source_format, result.reject)[0]
+    if result.source is not None:
+        if result.source["sha256"] == _CHANGED:
+            log.warning("%s changed while it was read; it will be read again on the next run", task.path)
+        for table in WRITTEN_TABLES:
+            for key, files in ((task.key, result.files), (task.key + REST_SUFFIX, result.rest_files)):
+                if table in files:
+                    txn.put_file(table, key, Path(files[table]))
+                else:
+                    txn.drop_partition(table, key)
+    return result.report
+
+
+def _file_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = [OSError, EOFError, ValueError, zlib.error, zipfile.BadZipFile]
+    try:
+        import zstandard
+
+        errors.append(zstandard.ZstdError)
+    except ImportError:  # pragma: no cover - zstandard is a dependency
+        pass
+    return tuple(errors)
+
+
+_FILE_ERRORS = _file_errors()
+"""What reading a file raises when the file itself is bad (not one of its lines)."""
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+def _reject_file(txn: Transaction, name: str, fmt: str | None, reason: str) -> tuple[FileReport, None]:
+    """A file-level reject: one rejects row with source_line 0; the file's old rows are dropped."""
+    log.warning("%s: %s", name, reason)
+    key = source_key(name)
+    for table in ("events", "llm_requests"):
+        txn.drop_partition(table, key)
+    for table in WRITTEN_TABLES:
+        txn.drop_partition(table, key + REST_SUFFIX)
+    rejects = pl.DataFrame([Reject(0, reason, "").row(name, fmt or "unknown")], schema=REJECTS_SCHEMA)
+    txn.put_partition("rejects", key, rejects)
+    return FileReport(name, fmt, "rejected"), None
+
+
+def _rejects_by_reason(ws: Workspace, names: Iterable[str]) -> dict[str, int]:
+    names = list(names)
+    if not names or not ws.has_table("rejects"):
+        return {}
+    df = (
+        ws.scan("rejects")
+        .filter(pl.col("source_file").is_in(names))
+        .group_by(pl.col("reason").str.split(":").list.first().alias("reason"))
+        .len()
+        .collect()
+    )
+    return {row["reason"]: int(row["len"]) for row in df.to_dicts()}

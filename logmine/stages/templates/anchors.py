@@ -1,0 +1,246 @@
+"""Prompt templates merged by their static lines.
+
+The word-level miner splits a free-text region (a user's request, a chat message with or
+without a pasted code block) by its words and lengths. Across many prompts, though, a
+template's static lines recur verbatim while the text between them does not: templates whose
+prompts have the same static lines in the same order are one template.
+
+A rare template (a prompt or two whose code ended in a comment or a docstring, read as text)
+joins a frequent one whose pattern matches it: :func:`absorb_rare`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter, defaultdict
+
+from logmine.masking import WILDCARD
+from logmine.stages.templates.miner import MinerState, group_text, render
+from logmine.stages.templates.cluster import SLOT, Group
+
+MIN_ANCHOR_PROMPTS = 5
+"""A line is static (an anchor) when at least this many prompts hold it verbatim..."""
+MIN_ANCHOR_CHARS = 8
+"""...and it has this many characters besides masks (``</s>`` or a lone fence is no anchor)."""
+RARE_SHARE = 0.05
+"""...or fewer prompts than this share of a template whose pattern matches it (:func:`absorb_rare`)."""
+MIN_SIGNATURE_CHARS = 32
+"""Templates merge by their anchors only when these hold this much text."""
+GAP = "\x00"
+
+
+def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
+    """Merge templates whose prompts have the same static lines, in the same order, with
+    variable text between them: a free-text region the word-level miner split by its words
+    (a user's request, a chat message with or without a pasted code block) is one variable here.
+
+    A static line (an anchor) is one that at least ``MIN_ANCHOR_PROMPTS`` prompts hold
+    verbatim (masked); fence lines never are (a code block may be optional). Two templates
+    merge when the anchors most of their prompts have are the same."""
+    units = sorted({i for g in groups for i in g.members})
+    lines = {u: _anchor_lines(render(state.tokens[u], state.seps[u])) for u in units}
+    df: Counter[str] = Counter()
+    for u in units:
+        for line in set(lines[u]):
+            df[line] += state.weights[u]
+    families: dict[object, list[int]] = defaultdict(list)
+    for k, g in enumerate(groups):
+        votes: Counter[tuple[str, ...]] = Counter()
+        for u in g.members:
+            votes[_signature(lines[u], df)] += state.weights[u]
+        signature = min(votes, key=lambda sig: (-votes[sig], sig))
+        strong = GAP in signature and sum(len(a) for a in signature if a != GAP) >= MIN_SIGNATURE_CHARS
+        families[signature if strong else k].append(k)
+    out = []
+    for ks in families.values():
+        if len(ks) == 1:
+            out.append(groups[ks[0]])
+            continue
+        members = [groups[k] for k in ks]
+        parts = [p for g in members for p in (g.parts or [g])]
+        texts = [SLOT.sub(r"{\1}", group_text(g, state)) for g in members]
+        text = _anchored_text(_common_signature(texts, df), texts)
+        out.append(Group(sorted(i for g in members for i in g.members), min(g.pattern for g in members), parts, None, text))
+    return absorb_rare(out, state)
+
+
+def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
+    """A rare template joins a template of more prompts whose pattern matches its text: its
+    static text (``MIN_SIGNATURE_CHARS`` or more) all there, in order, and each of its variables
+    standing for some text that holds no model sentinel. Rare: fewer than ``MIN_ANCHOR_PROMPTS``
+    prompts, or fewer than ``RARE_SHARE`` of the matching template's (a stray of a template
+    grows with the log, so an absolute count alone stops taking it in at volume). The most
+    specific such template wins (the most static text)."""
+    weights = [sum(state.weights[i] for i in g.members) for g in groups]
+    texts = [group_text(g, state) for g in groups]
+    frequent = [k for k, w in enumerate(weights) if w >= MIN_ANCHOR_PROMPTS]
+    static = {k: len(_WS.sub("", _VARIABLE.sub("", texts[k]))) for k in frequent}
+    patterns = {k: _literal_pieces(texts[k]) for k in frequent if static[k] >= MIN_SIGNATURE_CHARS}
+    patterns = {k: p for k, p in patterns.items() if len(p) > 1}
+    order = sorted(patterns, key=lambda k: (-static[k], -weights[k], texts[k]))
+    into: dict[int, list[int]] = defaultdict(list)
+    absorbed: set[int] = set()
+    for k in sorted(range(len(groups)), key=lambda k: (weights[k], texts[k])):  # the rarest first
+        if k in into:
+            continue  # a host stays
+        flat = _flat(texts[k])
+        host = next((b for b in order if b != k and b not in absorbed and _matches(patterns[b], flat)), None)
+        if host is not None and (weights[k] < MIN_ANCHOR_PROMPTS or weights[k] < RARE_SHARE * weights[host]):
+            into[host].append(k)
+            absorbed.add(k)
+    if not into:
+        return groups
+    out = []
+    for k, g in enumerate(groups):
+        if k in absorbed:
+            continue
+        if k in into:
+            members = [g] + [groups[j] for j in into[k]]
+            parts = [p for m in members for p in (m.parts or [m])]
+            g = Group(sorted(i for m in members for i in m.members), g.pattern, parts, None, texts[k])
+        out.append(g)
+    return out
+
+
+def is_pattern(text: str) -> bool:
+    """Whether a template text has a variable and ``MIN_SIGNATURE_CHARS`` of static text."""
+    return _VARIABLE.search(text) is not None and len(_WS.sub("", _VARIABLE.sub("", text))) >= MIN_SIGNATURE_CHARS
+
+
+def host_pieces(text: str, weight: int) -> list[str] | None:
+    """The static pieces of a template that may take in other prompts (see :func:`absorb_rare`):
+    ``MIN_ANCHOR_PROMPTS`` prompts or more and :func:`is_pattern`."""
+    return _literal_pieces(text) if weight >= MIN_ANCHOR_PROMPTS and is_pattern(text) else None
+
+
+_WS = re.compile(r"\s+")
+_VARIABLE = re.compile(r"<\*>|\{[a-z_]+\d*\}")
+"""A template's variables: wildcards and named slots (a slot token ``{code:id}`` is static text)."""
+
+
+def _literal_pieces(text: str) -> list[str]:
+    """The static text of a template between its variables, whitespace left out (a template
+    reads any whitespace run as any whitespace)."""
+    return [_flat(piece) for piece in _VARIABLE.split(text)]
+
+
+def _flat(text: str) -> str:
+    """``text`` without whitespace, slot tokens read as their slot names (a static code span
+    of one template may be a slot of a rare one, merged by its anchors)."""
+    return _WS.sub("", SLOT.sub(r"{\1}", text))
+
+
+def _matches(pieces: list[str], text: str) -> bool:
+    """Whether ``text`` (whitespace left out) is the pieces in order with some text between each
+    two that holds no model sentinel (leftmost placement of each piece)."""
+    first, last = pieces[0], pieces[-1]
+    if not text.startswith(first) or not text.endswith(last) or len(text) < len(first) + len(last):
+        return False
+    pos, end = len(first), len(text) - len(last)
+    for piece in pieces[1:-1]:
+        at = text.find(piece, pos + 1, end)
+        if at < 0 or _MODEL_SENTINEL.search(text, pos, at):
+            return False
+        pos = at + len(piece)
+    return pos < end and _MODEL_SENTINEL.search(text, pos, end) is None
+
+
+_MODEL_SENTINEL = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST)\]")
+"""Tokens of a model's prompt format (``<|im_end|>``, ``<fim_suffix>``, ``[/INST]``), which no
+variable spans; markup tags may be a variable's (HTML in a docstring)."""
+
+
+def _anchor_lines(text: str) -> list[str]:
+    """The non-blank lines of a prompt, slot tokens read as their slot names: the candidates
+    for static text."""
+    return [line.rstrip() for line in SLOT.sub(r"{\1}", text).split("\n") if line.strip()]
+
+
+def _common_signature(texts: list[str], df: Counter[str]) -> tuple[str, ...]:
+    """The anchors every text holds, in order (the template texts of merged groups)."""
+    signatures = [[a for a in _signature(_anchor_lines(t), df) if a != GAP] for t in texts]
+    common = signatures[0]
+    for other in signatures[1:]:
+        common = _lcs(common, other)
+    out: list[str] = []
+    for a in common:
+        out += [GAP, a]
+    return (*out, GAP)
+
+
+def _lcs(a: list[str], b: list[str]) -> list[str]:
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) - 1, -1, -1):
+        for j in range(len(b) - 1, -1, -1):
+            table[i][j] = table[i + 1][j + 1] + 1 if a[i] == b[j] else max(table[i + 1][j], table[i][j + 1])
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        if a[i] == b[j]:
+            out.append(a[i])
+            i, j = i + 1, j + 1
+        elif table[i + 1][j] >= table[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _is_anchor(line: str, df: Counter[str]) -> bool:
+    return df[line] >= MIN_ANCHOR_PROMPTS and len(_MASKS.sub("", line).strip()) >= MIN_ANCHOR_CHARS and not line.lstrip().startswith(("```", "~~~"))
+
+
+_MASKS = re.compile(r"<\*>|\{[a-z_]+\d*(?::[a-z]{6,})?\}")
+
+
+def _signature(lines: list[str], df: Counter[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for line in lines:
+        if _is_anchor(line, df):
+            out.append(line)
+        elif not out or out[-1] != GAP:
+            out.append(GAP)
+    return tuple(out)
+
+
+def _anchored_text(signature: tuple[str, ...], texts: list[str]) -> str:
+    """The template over ``texts``: the anchor lines as they are; each region between them
+    kept when every text has the same, else a wildcard (a named slot if it is one slot in all)."""
+    anchors = [a for a in signature if a != GAP]
+    pieces = [_split_at(t, anchors) for t in texts]
+    out = []
+    for i, col in enumerate(zip(*pieces)):
+        if i % 2 == 1 or len(set(col)) == 1:
+            out.append(col[0])
+            continue
+        lead = _AFFIX_HEAD.match(os.path.commonprefix(col)).group(0)  # type: ignore[union-attr]
+        rest = [c[len(lead) :][::-1] for c in col]
+        trail = _AFFIX_TAIL.match(os.path.commonprefix(rest)).group(0)[::-1]  # type: ignore[union-attr]
+        middles = [c[len(lead) : len(c) - len(trail)] for c in col]
+        names = {m.group(1) for c in middles if (m := _ONE_SLOT.fullmatch(c.strip()))}
+        slot = "{%s}" % names.pop() if len(names) == 1 and all(_ONE_SLOT.fullmatch(c.strip()) for c in middles) else WILDCARD
+        out.append(lead + slot + trail)
+    return "".join(out)
+
+
+_AFFIX_HEAD = re.compile(r"(?s)(?:.*[\s>}])?")
+"""The text every region starts with, kept up to its last whitespace, tag or slot end (never
+inside a word, a tag or a slot)."""
+_AFFIX_TAIL = re.compile(r"(?s)(?:.*[\s<{])?")
+"""The same for the reversed common end (up to a whitespace, tag or slot start)."""
+
+
+_ONE_SLOT = re.compile(r"\{([a-z_]+)\d*(?::[a-z]{6,})?\}")
+
+
+def _split_at(text: str, anchors: list[str]) -> list[str]:
+    """``[region, anchor, region, anchor, ..., region]`` with each anchor a whole line of ``text``."""
+    out, pos = [], 0
+    for anchor in anchors:
+        m = re.compile(r"(?m)^" + re.escape(anchor) + r"[ \t]*$").search(text, pos)
+        if m is None:  # cannot happen for a text the signature came from
+            raise ValueError(f"anchor {anchor!r} not found")
+        out += [text[pos : m.start()], text[m.start() : m.end()]]
+        pos = m.end()
+    out.append(text[pos:])
+    return out

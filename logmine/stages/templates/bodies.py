@@ -1,0 +1,441 @@
+"""Code in a prompt found by its shape, and the slot tokens that stand for it.
+
+Code the log record does not carry is found by its shape: fenced blocks, the regions between
+fill-in-the-middle sentinels, and paragraphs that parse as code with tree-sitter become typed
+slots (``{code}``, ``{code2}``, ``{diff}``); :func:`logmine.stages.templates.prompts.skeleton`
+calls :meth:`SlotStore.skeleton` once the record's own values are placeholders.
+
+Code found by its shape might be static (an example inside the template), so it first
+becomes a slot token ``{code:<id>}`` (id: a content hash in letters, which the masking rules
+leave alone): where its values differ the miner turns it into the slot ``{code}``, where it
+never changes the text is put back. A template's second and later code slots are numbered
+(``{code2}``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+
+from logmine.stages.templates.cluster import SLOT
+
+_FIXED = re.compile(
+    r"(\{(?:prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}"  # placeholders
+    r"|\{[a-z_]+:[a-z]{6,}\}"  # slot tokens
+    r"|<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1,30}\]>"  # model sentinels: <|fim_prefix|> <｜fim▁hole｜> <[fim-prefix]>
+    r"|</?[A-Z][A-Z0-9_]{1,30}/?>|</?[a-z]+_[a-z_]+>|</?s>"  # tags: <PRE> </CONTEXTDOCUMENT> <fim_prefix> <start_of_turn> <s>
+    r"|\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]"  # [PREFIX] [INST] [BLANK]
+    r"|(?m:^[ \t]*(?:```|~~~)[^\n`]*$))"  # fence lines
+)
+"""Pieces a code region never swallows: placeholders, sentinels, tags, fence lines."""
+_PROSE_WORD = re.compile(r"^[\"'(*\[]*[A-Za-z][A-Za-z'’-]*[.,:;!?\"')*\]]*$")
+_CODE_CHARS = re.compile(r"[=;{}\\]|\(\)|->|::|\+\+|\.\w+\(|^\s*(?:#|//|/\*|\*|<!--|@)")
+_HEADER = re.compile(r"^#{2,} \S")
+"""A markdown header (``### Instruction:``): text, where ``# ...`` alone may be a code comment."""
+_MARKDOWN = re.compile(r"^(?:(?:[*+-]|\d{1,2}[.)]|#)[ \t]+(?=\S)|(?=\*\*[^\s*][^\n]*?\S\*\*))")
+"""The markup a Markdown prose line may start with: a bullet (``*``, ``-``, ``+``, ``1.``), a
+heading's ``#``, bold (``**Note:**``); the rest, bold and backticks dropped, is judged as prose."""
+_ROLE_TAG = re.compile(r"</?[a-z]{2,20}>[ \t]*")
+"""A line that is one lower-case tag (``<system>``, ``</user>``): a chat turn's marker, text."""
+_PUNCTUATION = re.compile(r"[.,:;!?)\]'\"]{1,3}[ \t]*")
+"""Punctuation alone after a placeholder on its line (``from {file_path}:``): text."""
+_DIFF_LINE = re.compile(r"^(?:[+\- ]|@@|diff --git|index [0-9a-f]|--- |\+\+\+ )")
+
+
+class SlotStore:
+    """The text behind each slot token, kept while it may still be static (bounded)."""
+
+    def __init__(self, max_entries: int = 20_000) -> None:
+        self.max_entries = max_entries
+        self.texts: dict[str, str] = {}
+        self.seen: dict[str, int] = {}
+        self.skeletons: dict[tuple[str | None, str], str] = {}
+
+    def token(self, name: str, text: str) -> str:
+        digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+        sid = "".join(chr(97 + b % 26) for b in digest)
+        if sid in self.seen:
+            self.seen[sid] += 1
+        else:
+            if len(self.texts) >= self.max_entries:
+                self._prune()
+            self.texts[sid] = text
+            self.seen[sid] = 1
+        return "{%s:%s}" % (name, sid)
+
+    def skeleton(self, text: str, language: str | None) -> str:
+        """``text`` with its code regions as slot tokens. Prompts that are equal once the
+        record's values are out (every FIM prompt of a template) are worked out once."""
+        key = (language, text)
+        done = self.skeletons.get(key)
+        if done is None:
+            done = code_regions(text, self, language)
+            if len(self.skeletons) >= _CACHE_SIZE:
+                self.skeletons.clear()
+            self.skeletons[key] = done
+        elif "{" in done:
+            for m in SLOT.finditer(done):  # seen again: keep its text through pruning
+                if m.group(2) in self.seen:
+                    self.seen[m.group(2)] += 1
+        return done
+
+    def _prune(self) -> None:
+        keep = {k for k, n in self.seen.items() if n > 1}
+        if len(keep) >= self.max_entries // 2:
+            keep = set(list(keep)[-self.max_entries // 2 :])
+        self.texts = {k: v for k, v in self.texts.items() if k in keep}
+        self.seen = {k: self.seen[k] for k in self.texts}
+
+    def restore(self, template: str) -> str:
+        """Put back the text of slot tokens that stayed constant; number repeated slots."""
+        text = SLOT.sub(lambda m: self.texts.get(m.group(2), "{%s}" % m.group(1)), template)
+        counts: dict[str, int] = {}
+
+        def number(m: re.Match[str]) -> str:
+            name = m.group(1)
+            counts[name] = counts.get(name, 0) + 1
+            return m.group(0) if counts[name] == 1 or name not in _NUMBERED else "{%s%d}" % (name, counts[name])
+
+        return re.sub(r"\{([a-z_]+)\}", number, text)
+
+
+_NUMBERED = frozenset({"code", "diff"})
+_CACHE_SIZE = 50_000
+_KINDS: dict[tuple[str | None, bool], dict[str, str]] = {}
+"""The kind of each piece seen, by language and whether it starts a line (static lines recur in
+every prompt of their template)."""
+
+
+def code_regions(text: str, slots: SlotStore, language: str | None = None) -> str:
+    """Every run of code-like pieces (lines, or parts of lines between fixed pieces), with the
+    blank space between them, becomes one slot token. A tag's body that holds code is one slot
+    whole, the blank space at its edges included (it is the value's: a prefix ending in indentation)."""
+    pieces = _pieces(text)
+    bodies = _body_spans(text)
+    kinds = _kinds(pieces, text, language, bodies)
+    whole = _code_bodies(pieces, kinds, bodies)
+    out: list[str] = []
+    run: list[int] = []
+
+    def flush() -> None:
+        body = "".join([pieces[i][0] for i in run])
+        start = pieces[run[0]][2]
+        end = whole.get(start, -1)
+        if start < end <= start + len(body):  # a body whole; the newline before a closing fence stays out
+            out.append(_slot(body[: end - start], slots) + body[end - start :])
+        elif body.strip():
+            # newlines around the region stay outside the slot; its first line's indentation is code
+            lead = _LEAD.match(body).group(0)  # type: ignore[union-attr]
+            core = body[len(lead) :].rstrip()
+            out.append(lead + _slot(core, slots) + body[len(lead) + len(core) :])
+        else:
+            out.append(body)
+        run.clear()
+
+    for i, kind in enumerate(kinds):
+        if kind == "code" or (kind == "space" and run):
+            run.append(i)
+        else:
+            if run:
+                flush()
+            out.append(pieces[i][0])
+    if run:
+        flush()
+    return "".join(out)
+
+
+def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None, bodies: list[tuple[int, int]]) -> list[str]:
+    """The kind of every piece (see :func:`_kind`), then corrected by its context: inside ``bodies``
+    (:func:`_body_spans`) or a docstring it is code whatever it looks like."""
+    forced = bodies + _docstring_spans(text)
+    kinds = []
+    starts, inner = _KINDS.setdefault((language, True), {}), _KINDS.setdefault((language, False), {})
+    for piece, at_line_start, offset in pieces:
+        cache = starts if at_line_start else inner
+        kind = cache.get(piece)
+        if kind is None:
+            kind = cache[piece] = _kind(piece, at_line_start, language)
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+        if kind == "text" and forced and _inside(offset, forced):
+            kind = "code"
+        kinds.append(kind)
+    if '="' in text:
+        _attribute_lines(pieces, kinds, text)
+    _inline_fixed(pieces, kinds)
+    _smooth(pieces, kinds)
+    _comments(pieces, kinds)
+    return kinds
+
+
+def _comments(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
+    """A ``# `` line read as text is a heading only when it stands apart, a blank line (or the
+    text's edge) before and after it; else it is a comment of the code around it (``# Path: x``)."""
+    for i, (piece, at_line_start, _) in enumerate(pieces):
+        if kinds[i] != "text" or not at_line_start or piece[:2] != "# ":
+            continue
+        before = i == 0 or (pieces[i - 1][0] == "\n" and (i == 1 or pieces[i - 2][0] == "\n"))
+        after = i + 1 == len(pieces) or (pieces[i + 1][0] == "\n" and (i + 2 == len(pieces) or pieces[i + 2][0] == "\n"))
+        if not (before and after):
+            kinds[i] = "code"
+
+
+def _line_of(pieces: list[tuple[str, bool, int]], i: int) -> tuple[int, int]:
+    """The indices ``[start, end)`` of the pieces of piece ``i``'s line."""
+    start = i
+    while start > 0 and pieces[start - 1][0] != "\n":
+        start -= 1
+    end = i + 1
+    while end < len(pieces) and pieces[end][0] != "\n":
+        end += 1
+    return start, end
+
+
+_ATTRIBUTE = re.compile(r'(?m)^[a-z][\w-]*="[^"\n]*"[ \t]*$')
+"""A whole unindented line ``key="value"``: a header of a context item (``title="..."``), text."""
+
+
+def _attribute_lines(pieces: list[tuple[str, bool, int]], kinds: list[str], text: str) -> None:
+    offsets = [offset for _, _, offset in pieces]
+    for m in _ATTRIBUTE.finditer(text):
+        i = bisect.bisect_left(offsets, m.start())
+        while i < len(pieces) and pieces[i][2] < m.end():
+            if kinds[i] == "code":
+                kinds[i] = "text"
+            i += 1
+
+
+_INLINE_TAG = re.compile(r"</?[A-Z][A-Z0-9_]{1,30}/?>|</?[a-z]+_[a-z_]+>")
+_INLINE_VALUE = re.compile(r"\{(?:file_path|language)\}")
+_QUOTES = ("\"", "'", "`")
+
+
+def _inline_fixed(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
+    """Fixed pieces inside a line of code (code before them on their line, more text after) that
+    are part of the code: a tag inside a string literal (next to a quote: ``print("<H3>")``), the
+    file's name in a comment (``# ... but {file_path} historically``). A bare tag inside code,
+    a self-closing marker (``<CURSOR/>``) and fill-in-the-middle sentinels stay structure."""
+    for i, kind in enumerate(kinds):
+        if kind != "fixed" or not _in_code(pieces, i):
+            continue
+        start, end = _line_of(pieces, i)
+        if "code" in kinds[start:i] and any(pieces[j][0].strip() for j in range(i + 1, end)):
+            kinds[i] = "code"
+
+
+def _in_code(pieces: list[tuple[str, bool, int]], i: int) -> bool:
+    """Whether fixed piece ``i`` may be code, by its own text and the characters next to it."""
+    piece = pieces[i][0]
+    if _INLINE_VALUE.fullmatch(piece):
+        return True
+    if not _INLINE_TAG.fullmatch(piece) or _FIM_START.fullmatch(piece) or piece.endswith("/>"):
+        return False  # a self-closing tag is a marker (<CURSOR/>), wherever it falls
+    before = pieces[i - 1][0] if i else ""
+    after = pieces[i + 1][0] if i + 1 < len(pieces) else ""
+    glued = before[-1:].strip() != "" and after[:1].strip() != ""  # inside an expression: (?P<thousands_sep>,)
+    return before.endswith(_QUOTES) or after.startswith(_QUOTES) or glued
+
+
+def _code_bodies(pieces: list[tuple[str, bool, int]], kinds: list[str], bodies: list[tuple[int, int]]) -> dict[int, int]:
+    """The spans of the code in ``bodies`` (:func:`_body_spans`), cut at the fixed pieces inside
+    (such as a cursor marker), blank space at their edges included; their blank pieces become code.
+    (A blank line before a closing fence is the value's: a template that kept it would match only
+    code ending in one.)"""
+    spans = sorted(span for span in bodies if span[1] > span[0])
+    whole: dict[int, int] = {}  # start -> end
+    if not spans:
+        return whole
+    offsets = [offset for _, _, offset in pieces]
+    for start, end in spans:
+        segment: list[int] = []
+        for i in range(bisect.bisect_left(offsets, start), len(pieces)):
+            offset = offsets[i]
+            if offset < end and kinds[i] != "fixed":
+                segment.append(i)
+            if segment and (offset >= end or kinds[i] == "fixed" or i == len(pieces) - 1):
+                if any(kinds[j] == "code" for j in segment) and all(kinds[j] in ("code", "space") for j in segment):
+                    whole[pieces[segment[0]][2]] = pieces[segment[-1]][2] + len(pieces[segment[-1]][0])
+                    for j in segment:
+                        kinds[j] = "code"
+                segment = []
+            if offset >= end:
+                break
+    return whole
+
+
+_LEAD = re.compile(r"(?:[ \t]*\n)*")
+
+
+def _pieces(text: str) -> list[tuple[str, bool, int]]:
+    """``(piece, starts a line, offset)``: the text cut around fixed pieces and at line ends
+    (each newline a piece of its own)."""
+    out = []
+    offset = 0
+    start = True
+    for i, part in enumerate(_FIXED.split(text)):
+        if not part:
+            continue
+        if i % 2:
+            out.append((part, start, offset))
+            offset += len(part)
+            start = False
+            continue
+        for j, segment in enumerate(part.split("\n")):
+            if j:
+                out.append(("\n", False, offset))
+                offset += 1
+                start = True
+            if segment:
+                out.append((segment, start, offset))
+                offset += len(segment)
+                start = False
+    return out
+
+
+_FENCE_BODY = re.compile(r"(?m)^[ \t]*(```|~~~)[^\n`]*\n(.*?)(?:\n[ \t]*\1(?![\w`])|\Z)", re.DOTALL)
+"""A fenced block's body: up to a closing fence (which a sentinel may follow: ```<end_of_turn>)
+or, for a block left open (an assistant prefill), to the end."""
+_DOCSTRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*?"""' + r"|'''(?:[^'\\]|\\.|'(?!''))*?'''", re.DOTALL)
+"""A triple-quoted string (a docstring), whatever its prose: code."""
+_TAG_BODY = re.compile(r"<([A-Z][A-Z0-9_]{1,30})>(.*?)</\1>", re.DOTALL)
+_FIM_START = re.compile(r"<fim_prefix>|<\|fim_prefix\|>|<PRE>|\[PREFIX\]|<｜fim▁begin｜>|<\[fim-prefix\]>|<fim_suffix>|<\|fim_suffix\|>|<SUF>|\[SUFFIX\]|<｜fim▁hole｜>|<\[fim-suffix\]>|<\|file_sep\|>|<file_sep>")
+"""Sentinels after which the text up to the next sentinel is code: a fill-in-the-middle region,
+or a file of a repository-level prompt (its path line, then its content)."""
+SENTINELS = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1,30}\]>|</?[A-Z][A-Z0-9_]{1,30}>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]")
+"""Model sentinels and structural tags of prompts (``<|im_start|>``, ``<fim_prefix>``, ``[INST]``, ``</CONTEXTDOCUMENT>``)."""
+
+
+def _body_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans that each hold one code value whatever its lines look like: the bodies of
+    fenced blocks and of upper-case tags (``<CONTEXTDOCUMENT>``), and the text after a
+    fill-in-the-middle or file sentinel up to the next sentinel."""
+    spans = [m.span(2) for m in _FENCE_BODY.finditer(text)] if "```" in text or "~~~" in text else []
+    if "</" in text:
+        spans += [m.span(2) for m in _TAG_BODY.finditer(text)]
+    for m in _FIM_START.finditer(text):
+        nxt = SENTINELS.search(text, m.end())
+        spans.append((m.end(), nxt.start() if nxt else len(text)))
+    return spans
+
+
+def _docstring_spans(text: str) -> list[tuple[int, int]]:
+    """Triple-quoted strings (docstrings): code whatever their prose."""
+    if '"""' not in text and "'''" not in text:
+        return []
+    return [m.span() for m in _DOCSTRING.finditer(text) if _docstring(text, m)]
+
+
+def _docstring(text: str, m: re.Match[str]) -> bool:
+    """Whether a triple-quoted span is a docstring: it opens a line (after indentation) and
+    holds no placeholder, tag, sentinel or fence (else its quotes close and open two others)."""
+    line = text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
+    return not line.strip() and _FIXED.search(text, m.start(), m.end()) is None
+
+
+def _inside(offset: int, spans: list[tuple[int, int]]) -> bool:
+    return any(a <= offset < b for a, b in spans)
+
+
+def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
+    """fixed | space | code | text."""
+    if _FIXED.fullmatch(piece):
+        return "fixed"
+    if not piece.strip():
+        return "space"
+    if at_line_start and (piece[:2] == "  " or piece[:1] == "\t"):
+        return "code"
+    if (at_line_start and _ROLE_TAG.fullmatch(piece)) or (not at_line_start and _PUNCTUATION.fullmatch(piece)):
+        return "text"
+    if _HEADER.match(piece):
+        return "text"
+    markdown = _markdown_kind(piece, at_line_start)
+    if markdown is not None:
+        return markdown
+    if _CODE_CHARS.search(piece):
+        return "code"
+    return _prose_kind(piece, language)
+
+
+def _markdown_kind(piece: str, at_line_start: bool) -> str | None:
+    """An unindented line that starts with Markdown markup (a bullet, a heading, bold) is text
+    when the rest, bold markers and backticks dropped, is prose (``**Rules**``, ``- Be brief.``);
+    None when it is not such a line. A ``# `` line next to a code line is a comment (:func:`_comments`)."""
+    markup = _MARKDOWN.match(piece) if at_line_start else None
+    if markup is None:
+        return None
+    rest = piece[markup.end() :].replace("**", "").replace("`", "")
+    if not rest.strip() or _CODE_CHARS.search(rest):
+        return "code"
+    return _prose_kind(rest, None)
+
+
+def _prose_kind(piece: str, language: str | None) -> str:
+    words = piece.split()
+    plain = sum(bool(_PROSE_WORD.match(w)) for w in words)
+    # a sentence, or a word or two of plain text (a role name, a short request)
+    prose = (len(words) >= 3 and plain >= 0.75 * len(words)) or (len(words) <= 2 and plain == len(words))
+    if prose and language is not None and _parses_as_code(piece.strip(), language):
+        return "code"
+    return "text" if prose else "code"
+
+
+def _smooth(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
+    """Prose between code lines (comments, docstrings: up to ``_MAX_PROSE_LINES`` lines, with no
+    placeholder, sentinel or fence between) is code too."""
+    code_at = [i for i, k in enumerate(kinds) if k == "code"]
+    for a, b in zip(code_at, code_at[1:]):
+        between = kinds[a + 1 : b]
+        if "text" in between and "fixed" not in between:
+            if "".join(p for p, _, _ in pieces[a + 1 : b]).count("\n") <= _MAX_PROSE_LINES:
+                for i in range(a + 1, b):
+                    if kinds[i] == "text":
+                        kinds[i] = "code"
+    _context_ends(pieces, kinds)
+
+
+def _context_ends(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
+    """Prose between a code line and a fill-in-the-middle or file sentinel (``<|fim_prefix|>``)
+    is the end of a context file (its last docstring or comments), code whatever its length."""
+    for f, kind in enumerate(kinds):
+        if kind != "fixed" or not _FIM_START.fullmatch(pieces[f][0]):
+            continue
+        i = f - 1
+        while i >= 0 and kinds[i] in ("text", "space"):
+            i -= 1
+        if i >= 0 and kinds[i] == "code" and "text" in kinds[i + 1 : f]:
+            for j in range(i + 1, f):
+                if kinds[j] == "text":
+                    kinds[j] = "code"
+
+
+_MAX_PROSE_LINES = 12
+
+
+_PARSE_CACHE: dict[tuple[str, str], bool] = {}
+
+
+def _parses_as_code(line: str, language: str) -> bool:
+    """Whether a prose-looking line parses cleanly as a statement of ``language``
+    (``return x if y else z``, ``import os``)."""
+    key = (language, line)
+    hit = _PARSE_CACHE.get(key)
+    if hit is None:
+        from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
+
+        hit = False
+        if language in SUPPORTED_LANGUAGES:
+            root = parse(line, language).root_node
+            first = root.named_children[0] if root.named_child_count else None
+            # a statement, not a bare expression: a quoted sentence parses as a string too
+            hit = error_count(root) == 0 and first is not None and first.type not in ("expression_statement", "comment")
+        if len(_PARSE_CACHE) > 50_000:
+            _PARSE_CACHE.clear()
+        _PARSE_CACHE[key] = hit
+    return hit
+
+
+def _slot(code: str, slots: SlotStore) -> str:
+    lines = code.splitlines()
+    diff = len(lines) > 1 and "@@" in code and sum(bool(_DIFF_LINE.match(x)) for x in lines) >= 0.8 * len(lines)
+    return slots.token("diff" if diff else "code", code)

@@ -1,0 +1,296 @@
+"""Near-duplicate templates merged into families, on two thresholds at once.
+
+Two templates that say the same thing with small differences (a changed word, an added
+sentence, another placeholder syntax) merge when both
+
+- the normalised edit similarity (rapidfuzz Levenshtein) is at least ``edit_threshold``, and
+- the cosine of their embeddings is at least ``semantic_threshold``
+
+(the semantic check is skipped when no embedder is given). Wildcards and placeholders are read
+as one symbol first, so ``{prefix}``, ``{{{prefix}}}`` and ``<*>`` do not count as edits.
+Model sentinels (``<fim_prefix>``, ``<|im_start|>``, ``[INST]``) are the prompt's format: two
+templates merge only when their sentinels and the slots between them come in the same order
+(``{code}<fim_prefix>{prefix}...`` and ``<fim_prefix>{prefix}...`` feed the model differently).
+
+Candidate pairs come from blocking, never from all pairs: MinHash LSH over character
+shingles, plus the nearest neighbours of each template's embedding. Families are the connected
+components of the accepted pairs; each keeps its members and the evidence of every merge.
+
+The embedder is injectable (:class:`Embedder`): :class:`SentenceEmbedder` wraps the bundled
+all-MiniLM-L6-v2 (or any local sentence-transformers directory), and
+:class:`logmine.embedding.HashingEmbedder` is a deterministic bag-of-words one for tests.
+An :class:`EmbeddingCache` keeps vectors by text hash, so a nightly run embeds only new templates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from logmine.pack import content_id
+from logmine.stages.templates.cluster import find_root
+from logmine.stages.templates.bodies import SENTINELS
+
+log = logging.getLogger(__name__)
+
+_SLOTS = re.compile(r"<\*>|<[A-Z_][A-Z0-9_]*>|\{\{\{?\s*[\w.]+\s*\}?\}\}|\$\{[^}]*\}|\{[a-z_]+\d*(?::[a-z]+)?\}")
+"""Wildcards and placeholders of any syntax: ``<*>``, ``<NUM>``, ``{x}``, ``{{x}}``, ``{{{x}}}``, ``${x}``."""
+_FRAME = re.compile(f"({_SLOTS.pattern})|({SENTINELS.pattern})")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Texts in, one L2-normalised float32 row per text out."""
+
+    name: str
+
+    def __call__(self, texts: list[str]) -> np.ndarray: ...
+
+
+class SentenceEmbedder:
+    """A sentence-transformers model through :mod:`logmine.models` (bundled all-MiniLM-L6-v2
+    by default, or a local model directory). Loaded on first use."""
+
+    def __init__(self, model: str | None = None, batch_size: int = 64) -> None:
+        from logmine.models import DEFAULT_EMBEDDING_MODEL
+
+        self.model = model
+        self.batch_size = batch_size
+        self.name = model or DEFAULT_EMBEDDING_MODEL
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        from logmine.models import embed
+
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.asarray(embed(texts, self.model, batch_size=self.batch_size), dtype=np.float32)
+
+
+class EmbeddingCache(Protocol):
+    """Vectors by key (see :func:`embedding_key`)."""
+
+    def get(self, keys: list[str]) -> dict[str, np.ndarray]: ...
+
+    def put(self, vectors: Mapping[str, np.ndarray]) -> None: ...
+
+
+class MemoryCache:
+    """An in-process :class:`EmbeddingCache`."""
+
+    def __init__(self) -> None:
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def get(self, keys: list[str]) -> dict[str, np.ndarray]:
+        return {k: self.vectors[k] for k in keys if k in self.vectors}
+
+    def put(self, vectors: Mapping[str, np.ndarray]) -> None:
+        self.vectors.update(vectors)
+
+
+def embedding_key(model: str, text: str) -> str:
+    """The cache key of ``text`` embedded by ``model``: a hash of both."""
+    return hashlib.blake2b(f"{model}\x00{text}".encode(), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class DedupConfig:
+    """Options of the near-duplicate merge."""
+
+    edit_threshold: float = 0.9
+    """Least normalised edit similarity (0..1) for a merge."""
+    semantic_threshold: float = 0.9
+    """Least embedding cosine for a merge (ignored without an embedder)."""
+    shingle: int = 5
+    """Character shingle length for MinHash."""
+    num_perm: int = 64
+    """MinHash permutations; split into ``bands`` bands for LSH."""
+    bands: int = 16
+    """LSH bands: more bands find pairs of lower similarity."""
+    neighbours: int = 8
+    """Nearest neighbours per template taken as candidates when embeddings are on."""
+    max_bucket: int = 200
+    """An LSH bucket larger than this contributes only its first ``max_bucket`` members' pairs."""
+
+
+@dataclass(frozen=True)
+class MergeEdge:
+    """One accepted merge and its evidence."""
+
+    a: str
+    b: str
+    edit_similarity: float
+    semantic_similarity: float | None
+
+
+@dataclass
+class DedupResult:
+    """Families of templates: ``family_of[template_id]``, the members and evidence per family."""
+
+    family_of: dict[str, str]
+    members: dict[str, list[str]]
+    representative: dict[str, str]
+    edges: list[MergeEdge] = field(default_factory=list)
+    candidate_pairs: int = 0
+    embeddings_computed: int = 0
+    embeddings_cached: int = 0
+    embedding_model: str | None = None
+
+    @property
+    def families(self) -> int:
+        return len(self.members)
+
+
+def normalise(text: str) -> str:
+    """The text compared: every wildcard or placeholder one symbol, whitespace runs one space."""
+    return " ".join(_SLOTS.sub("\x00", text).split())
+
+
+def sentinel_frame(text: str) -> tuple[str, ...]:
+    """The model sentinels of ``text`` in order, with one ``\x00`` wherever slots sit between
+    them; empty when it has no sentinel (prose templates have no frame to keep)."""
+    out: list[str] = []
+    for m in _FRAME.finditer(text):
+        token = "\x00" if m.group(1) is not None else m.group(0)
+        if token != "\x00" or not out or out[-1] != "\x00":
+            out.append(token)
+    return tuple(out) if any(t != "\x00" for t in out) else ()
+
+
+def edit_similarity(a: str, b: str) -> float:
+    """Normalised Levenshtein similarity (1 = equal) of the normalised texts."""
+    from rapidfuzz.distance import Levenshtein
+
+    return float(Levenshtein.normalized_similarity(normalise(a), normalise(b)))
+
+
+# -- blocking --------------------------------------------------------------------------------
+_PRIME = (1 << 31) - 1  # a*x stays below 2**62 for a, x < 2**31: no uint64 overflow
+
+
+def minhash_signatures(texts: list[str], config: DedupConfig) -> np.ndarray:
+    """One MinHash signature (``num_perm`` values) per text over its character shingles."""
+    rng = np.random.default_rng(1)
+    a = rng.integers(1, _PRIME, size=config.num_perm, dtype=np.uint64)
+    b = rng.integers(0, _PRIME, size=config.num_perm, dtype=np.uint64)
+    out = np.empty((len(texts), config.num_perm), dtype=np.uint64)
+    k = config.shingle
+    for row, text in enumerate(texts):
+        shingles = {text[i : i + k] for i in range(max(1, len(text) - k + 1))}
+        x = np.fromiter((zlib.crc32(s.encode()) % _PRIME for s in shingles), dtype=np.uint64, count=len(shingles))
+        out[row] = ((x[:, None] * a + b) % np.uint64(_PRIME)).min(axis=0)
+    return out
+
+
+def lsh_pairs(signatures: np.ndarray, config: DedupConfig) -> set[tuple[int, int]]:
+    """Pairs of rows that share a band of their MinHash signatures."""
+    pairs: set[tuple[int, int]] = set()
+    rows = config.num_perm // config.bands
+    for band in range(config.bands):
+        buckets: dict[bytes, list[int]] = {}
+        chunk = np.ascontiguousarray(signatures[:, band * rows : (band + 1) * rows])
+        for i in range(len(chunk)):
+            buckets.setdefault(chunk[i].tobytes(), []).append(i)
+        for members in buckets.values():
+            members = members[: config.max_bucket]
+            pairs.update((x, y) for n, x in enumerate(members) for y in members[n + 1 :])
+    return pairs
+
+
+def neighbour_pairs(vectors: np.ndarray, k: int, chunk: int = 2048) -> set[tuple[int, int]]:
+    """Each row's ``k`` nearest rows by cosine (the rows are L2-normalised)."""
+    pairs: set[tuple[int, int]] = set()
+    n = len(vectors)
+    if n < 2 or k <= 0:
+        return pairs
+    k = min(k, n - 1)
+    for start in range(0, n, chunk):
+        sims = vectors[start : start + chunk] @ vectors.T
+        for offset, row in enumerate(sims):
+            i = start + offset
+            row[i] = -np.inf
+            for j in np.argpartition(-row, k - 1)[:k]:
+                pairs.add((min(i, int(j)), max(i, int(j))))
+    return pairs
+
+
+# -- the merge -------------------------------------------------------------------------------
+def embed_with_cache(texts: list[str], embedder: Embedder, cache: EmbeddingCache | None) -> tuple[np.ndarray, int, int]:
+    """``(vectors, computed, cached)``: cached vectors reused, the rest embedded and stored."""
+    keys = [embedding_key(embedder.name, t) for t in texts]
+    known = cache.get(keys) if cache is not None else {}
+    missing = sorted({k: t for k, t in zip(keys, texts) if k not in known}.items())
+    if missing:
+        fresh = embedder([t for _, t in missing])
+        new = {k: np.asarray(v, dtype=np.float32) for (k, _), v in zip(missing, fresh)}
+        if cache is not None:
+            cache.put(new)
+        known = {**known, **new}
+    return np.stack([known[k] for k in keys]) if keys else np.zeros((0, 0), np.float32), len(missing), len(set(keys)) - len(missing)
+
+
+def merge_near_duplicates(
+    templates: Mapping[str, str],
+    embedder: Embedder | None = None,
+    config: DedupConfig | None = None,
+    weights: Mapping[str, int] | None = None,
+    cache: EmbeddingCache | None = None,
+) -> DedupResult:
+    """Families of ``templates`` (id -> text). The representative of a family is its member with
+    the most traffic (``weights``), then the smallest id; a family id is a content hash of its
+    sorted member ids, so it is stable across runs."""
+    config = config or DedupConfig()
+    weights = weights or {}
+    ids = sorted(templates)
+    texts = [normalise(templates[t]) for t in ids]
+    frames = [sentinel_frame(templates[t]) for t in ids]
+    pairs = lsh_pairs(minhash_signatures(texts, config), config)
+    vectors = None
+    result = DedupResult({}, {}, {})
+    if embedder is not None and ids:
+        vectors, result.embeddings_computed, result.embeddings_cached = embed_with_cache(texts, embedder, cache)
+        result.embedding_model = embedder.name
+        pairs |= neighbour_pairs(vectors, config.neighbours)
+    result.candidate_pairs = len(pairs)
+    parent = list(range(len(ids)))
+    for i, j in sorted(pairs):
+        if frames[i] != frames[j]:
+            continue
+        edge = _judge(ids, texts, vectors, i, j, config)
+        if edge is not None:
+            result.edges.append(edge)
+            parent[find_root(parent, i)] = find_root(parent, j)
+    groups: dict[int, list[str]] = {}
+    for i, tid in enumerate(ids):
+        groups.setdefault(find_root(parent, i), []).append(tid)
+    for members in groups.values():
+        fid = content_id({"family": sorted(members)})
+        result.members[fid] = sorted(members, key=lambda t: (-weights.get(t, 0), t))
+        result.representative[fid] = result.members[fid][0]
+        for tid in members:
+            result.family_of[tid] = fid
+    log.info("dedup: %d templates, %d candidate pairs, %d merges, %d families", len(ids), len(pairs), len(result.edges), result.families)
+    return result
+
+
+def _judge(ids: list[str], texts: list[str], vectors: np.ndarray | None, i: int, j: int, config: DedupConfig) -> MergeEdge | None:
+    from rapidfuzz.distance import Levenshtein
+
+    if texts[i] == texts[j]:
+        edit = 1.0
+    else:
+        edit = float(Levenshtein.normalized_similarity(texts[i], texts[j], score_cutoff=config.edit_threshold))
+        if edit < config.edit_threshold:
+            return None
+    semantic = None
+    if vectors is not None:
+        semantic = float(np.dot(vectors[i], vectors[j]))
+        if semantic < config.semantic_threshold:
+            return None
+    return MergeEdge(ids[i], ids[j], round(edit, 6), None if semantic is None else round(semantic, 6))
