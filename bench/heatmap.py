@@ -42,7 +42,7 @@ import polars as pl  # noqa: E402
 
 from logmine.code import parse  # noqa: E402
 from logmine.sketch import DEFAULT_ALPHA  # noqa: E402
-from logmine.stages.heatmap.core import FIRST_TOKEN_VIEWS, VIEWS, finalize, measure, merge_partials, sketch_partial  # noqa: E402
+from logmine.stages.heatmap import FIRST_TOKEN_VIEWS, VIEWS, finalize, measure, merge_partials, sketch_partial  # noqa: E402
 from logmine.stages.heatmap.labels import prompt_context  # noqa: E402
 from logmine.workspace import Workspace  # noqa: E402
 

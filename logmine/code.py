@@ -11,7 +11,7 @@ import importlib
 import re
 from typing import Any
 
-from logmine.formats._base import language_from_path, normalise_language
+from logmine.language import language_from_path, normalise_language
 
 # language -> (module, function returning the grammar capsule)
 GRAMMARS: dict[str, tuple[str, str]] = {

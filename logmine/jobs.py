@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from logmine.stages.compress.compressor import CompressConfig
-from logmine.stages.compress.export import CompressResult, ExportConfig
-from logmine.stages.ingest.core import IngestConfig, IngestReport
-from logmine.stages.compress.trim.trimmer import TrimConfig
+from logmine.stages.compress import CompressConfig
+from logmine.stages.compress import CompressResult, ExportConfig
+from logmine.stages.ingest import IngestConfig, IngestReport
+from logmine.stages.compress import TrimConfig
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -75,10 +75,10 @@ def compress_logs(
     progress: ProgressFn = lambda d, a, b: None,
 ) -> CompressJobReport:
     """Ingest ``logs`` into the workspace ``out``, mine and merge templates, compress, write the pack."""
-    from logmine.stages.templates.dedup import DedupConfig
-    from logmine.stages.ingest.core import ingest
-    from logmine.stages.templates.tables import TemplatesConfig
-    from logmine.stages.templates.tables import run as run_templates
+    from logmine.stages.templates import DedupConfig
+    from logmine.stages.ingest import ingest
+    from logmine.stages.templates import TemplatesConfig
+    from logmine.stages.templates import run as run_templates
     from logmine.workspace import Workspace
 
     config = config or CompressJobConfig()
@@ -93,7 +93,7 @@ def compress_logs(
         compress=config.compress, trim=config.trim, tokenizer_name=tokenizer_name, embedding_model_name=embedding_name,
         edit_threshold=config.edit_threshold, semantic_threshold=config.semantic_threshold, pack_dir=config.pack_dir,
     )
-    from logmine.stages.compress.export import run as run_export
+    from logmine.stages.compress import run as run_export
 
     result = run_export(Workspace.open(out), embedder, count_tokens, export_config, progress, token_ids)
     return CompressJobReport(ingest_report, templates_report.summary(), result, time.perf_counter() - started)

@@ -14,7 +14,7 @@ from polars.testing import assert_frame_equal
 
 from logmine.pipeline import run_pipeline
 from logmine.stages.flows.core import FlowsConfig, compute_flows
-from logmine.stages.heatmap.core import HeatmapConfig, heatmap
+from logmine.stages.heatmap import HeatmapConfig, heatmap
 from logmine.stages.templates.prompts import mine_prompts
 from logmine.workspace import Workspace
 

@@ -35,8 +35,8 @@ def compress(
     Example: logmine compress ~/.continue/dev_data -o ws/ --format json | jq .static_token_cut
     """
     from logmine.jobs import CompressJobConfig, compress_logs
-    from logmine.stages.compress.compressor import CompressConfig
-    from logmine.stages.compress.trim.trimmer import TrimConfig
+    from logmine.stages.compress import CompressConfig
+    from logmine.stages.compress import TrimConfig
 
     for name, value in (("--min-fidelity", min_fidelity), ("--edit-threshold", edit_threshold), ("--semantic-threshold", semantic_threshold)):
         if not 0.0 <= value <= 1.0:

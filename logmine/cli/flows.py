@@ -81,8 +81,8 @@ def flows(
 
     Example: logmine flows ws/ --idle-gap 30m --since 2025-01-01 --min-support 0.02 --format json
     """
-    from logmine.stages.flows.core import FlowsConfig
-    from logmine.stages.flows.core import flows as run_flows
+    from logmine.stages.flows import FlowsConfig
+    from logmine.stages.flows import flows as run_flows
 
     config = FlowsConfig(
         idle_gap_s=parse_duration(idle_gap, "--idle-gap"),

@@ -32,8 +32,8 @@ def heatmap(
 
     Example: logmine heatmap ws/ --since 2025-01-01 --model starcoder2-3b
     """
-    from logmine.stages.heatmap.core import HeatmapConfig, parse_day
-    from logmine.stages.heatmap.core import heatmap as run_heatmap
+    from logmine.stages.heatmap import HeatmapConfig, parse_day
+    from logmine.stages.heatmap import heatmap as run_heatmap
 
     config = HeatmapConfig(
         since=parse_day(since, "--since"), until=parse_day(until, "--until"), model=model, language=language,

@@ -29,11 +29,11 @@ def ingest(
 
     Example: logmine ingest ~/.continue/dev_data ~/.tabby/events -o ws/
     """
-    from logmine.stages.ingest.threads import limit_polars_threads
+    from logmine.stages.ingest import limit_polars_threads
 
     limit_polars_threads()  # before Polars loads: ingest's own threads give the parallelism
-    from logmine.stages.ingest.core import IngestConfig
-    from logmine.stages.ingest.core import ingest as run_ingest
+    from logmine.stages.ingest import IngestConfig
+    from logmine.stages.ingest import ingest as run_ingest
 
     with progress_bar(quiet) as progress:
         report = run_ingest(logs, out, IngestConfig(input_format=input_format, force=force, wait=wait), progress=progress)

@@ -43,9 +43,9 @@ def templates(
 
     Example: logmine templates ws/ --edit-threshold 0.85 --no-embeddings
     """
-    from logmine.stages.templates.dedup import DedupConfig
-    from logmine.stages.templates.prompts import PROMPT_CONFIG
-    from logmine.stages.templates.tables import TemplatesConfig, run
+    from logmine.stages.templates import DedupConfig
+    from logmine.stages.templates import PROMPT_CONFIG
+    from logmine.stages.templates import TemplatesConfig, run
 
     dedup = DedupConfig(edit_threshold=_threshold("--edit-threshold", edit_threshold, 0.0),
                         semantic_threshold=_threshold("--semantic-threshold", semantic_threshold, -1.0))
@@ -74,7 +74,7 @@ def mine(
 
     Example: logmine mine ~/.cache/JetBrains/IntelliJIdea2024.3/log/idea.log --limit 20
     """
-    from logmine.stages.templates.miner import MineConfig, mine_templates
+    from logmine.stages.templates import MineConfig, mine_templates
 
     if limit < 0:
         raise OptionError("--limit", limit, "0 or more")

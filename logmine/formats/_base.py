@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from logmine.language import LANGUAGE_ALIASES, language_from_path, normalise_language  # noqa: F401 - the readers' names
 from logmine.records import (
     REJECT_ABSURD_VALUE,
     REJECT_BAD_UTF8,
@@ -234,37 +235,6 @@ def _from_epoch(value: float, key: str) -> datetime:
         raise RecordError(REJECT_ABSURD_VALUE, f"timestamp {key!r} = {value} is out of range") from None
 
 
-def language_from_path(path: str | None) -> str | None:
-    """The language name logmine uses, from a file extension (None when unknown)."""
-    if not path:
-        return None
-    ext = path.rsplit(".", 1)[-1].lower() if "." in path.rsplit("/", 1)[-1] else ""
-    return EXTENSION_LANGUAGE.get(ext)
-
-
-EXTENSION_LANGUAGE = {
-    "py": "python", "pyi": "python", "java": "java", "js": "javascript", "mjs": "javascript", "cjs": "javascript",
-    "jsx": "javascript", "ts": "typescript", "tsx": "typescript", "go": "go", "rs": "rust", "kt": "kotlin",
-    "c": "c", "h": "c", "cc": "cpp", "cpp": "cpp", "hpp": "cpp", "cs": "csharp", "rb": "ruby", "php": "php",
-    "swift": "swift", "scala": "scala", "sql": "sql", "sh": "shell", "md": "markdown", "json": "json",
-    "yaml": "yaml", "yml": "yaml", "toml": "toml", "html": "html", "css": "css",
-}
-
-
-def normalise_language(value: str | None) -> str | None:
-    """Lower-case language ids and fold common aliases (``ts`` -> typescript, ``golang`` -> go)."""
-    if not value:
-        return None
-    value = value.strip().lower()
-    return LANGUAGE_ALIASES.get(value, value)
-
-
-LANGUAGE_ALIASES = {
-    "py": "python", "python3": "python", "js": "javascript", "javascriptreact": "javascript", "ts": "typescript",
-    "typescriptreact": "typescript", "golang": "go", "rs": "rust", "c#": "csharp", "c++": "cpp",
-}
-
-
 def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
     batch: list[Any] = []
     for item in items:
@@ -375,34 +345,3 @@ def parse_epoch_ms(value: Any, key: str = "ts") -> datetime:
     if not TS_MIN <= ts < TS_MAX:
         raise RecordError(REJECT_ABSURD_VALUE, f"timestamp {key!r} = {value} ms ({ts.isoformat()}) is outside 2000-2100")
     return ts
-
-
-# -- a memo of a string function, looked up by a join -----------------------------------------
-class FrameMemo:
-    """``fn`` of each text of a column, each distinct text computed once and remembered.
-
-    The remembered pairs are a frame rather than a dict, so a column is looked up by one join
-    instead of a Python loop over its rows. ``fn`` never returns None (a null reads as not known).
-    Threads may share one memo: a call that adds texts joins against its own extended frame, so a
-    concurrent addition lost costs only time. Past ``limit`` texts the memo starts over.
-    """
-
-    def __init__(self, fn: Callable[[str], str], limit: int) -> None:
-        self.fn, self.limit = fn, limit
-        self.frame = pl.DataFrame(schema={"key": pl.String(), "value": pl.String()})
-
-    def __call__(self, keys: pl.Series) -> pl.Series:
-        """``keys`` (a String column) with each text replaced by ``fn`` of it; nulls stay null."""
-        frame = self.frame
-        found = _join_lookup(keys, frame)
-        new = keys.filter(found.is_null() & keys.is_not_null()).unique()
-        if new.len():
-            added = pl.DataFrame({"key": new, "value": pl.Series([self.fn(k) for k in new.to_list()], dtype=pl.String())})
-            frame = pl.concat([frame, added])
-            found = _join_lookup(keys, frame)
-            self.frame = added if frame.height > self.limit else frame
-        return found.alias(keys.name)
-
-
-def _join_lookup(keys: pl.Series, frame: pl.DataFrame) -> pl.Series:
-    return keys.to_frame("key").join(frame, on="key", how="left", validate="m:1", maintain_order="left")["value"]

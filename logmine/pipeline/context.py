@@ -11,7 +11,7 @@ from typing import Any
 from logmine.engine import Engine
 from logmine.pipeline.inputs import InputFile, fingerprint
 from logmine.pipeline.spec import Pipeline
-from logmine.stages.ingest.core import source_key
+from logmine.stages.ingest import source_key
 from logmine.workspace import Workspace
 
 ProgressFn = Callable[[str, int, int], None]

@@ -23,8 +23,7 @@ from logmine.pipeline import partials as store
 from logmine.pipeline.context import RunContext
 from logmine.pipeline.spec import FlowsStage
 from logmine.records import EVENTS_SCHEMA
-from logmine.stages.flows import core as flows
-from logmine.stages.flows import graph
+from logmine.stages import flows
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +60,7 @@ def flows_partition(task: tuple[list[str], flows.FlowsConfig]) -> dict[str, Any]
     seq, info = flows.sequence(flows.filter_events(_events(files), config), config)
     part = flows.compute_partial(seq, config)
     out: dict[str, Any] = {f.name: getattr(part, f.name) for f in fields(part)}
-    out["sessions_table"] = graph.sessions_table(seq, info) if seq.height else None
+    out["sessions_table"] = flows.sessions_table(seq, info) if seq.height else None
     return out
 
 
@@ -142,9 +141,7 @@ def _patterns(ws: Any, ctx: RunContext, kept: list[str], config: flows.FlowsConf
 
 
 def _pictures(ws: Any, tables: dict[str, pl.DataFrame], config: flows.FlowsConfig, summary: dict[str, Any]) -> None:
-    from logmine.stages.flows.render import write_pictures
-
     out_dir = ws.root / "flows"
-    files = write_pictures(out_dir, tables["dfg"], tables["activities"], config.graph_edges)
+    files = flows.write_pictures(out_dir, tables["dfg"], tables["activities"], config.graph_edges)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     summary["files"] = files

@@ -4,7 +4,7 @@ The heatmap stage already keeps one sketch per UTC day and a fingerprint per day
 (:mod:`logmine.stages.heatmap.store`); this step uses that plan, measures the changed days as
 engine tasks (:func:`heatmap_day`: the day's requests read from the ``llm_requests`` Parquet
 files in the worker; token rows, request rows and the day's sketch back as Arrow), then writes
-exactly what :func:`logmine.stages.heatmap.core.heatmap` writes: stored days' sketches and the new
+exactly what :func:`logmine.stages.heatmap.heatmap` writes: stored days' sketches and the new
 ones summed, every aggregate computed from the merged sketch.
 """
 
@@ -19,8 +19,7 @@ import polars as pl
 
 from logmine.pipeline.context import RunContext
 from logmine.pipeline.spec import HeatmapStage
-from logmine.stages.heatmap import core as hm
-from logmine.stages.heatmap import store as hstore
+from logmine.stages import heatmap as hm
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +37,7 @@ def heatmap_day(task: tuple[list[str], str, float, float]) -> tuple[pl.DataFrame
     lf = pl.scan_parquet(files)
     names = lf.collect_schema().names()
     requests = (
-        lf.select([c for c in hm._INPUT_COLUMNS if c in names])
+        lf.select([c for c in hm.INPUT_COLUMNS if c in names])
         .filter(pl.col("ts").is_not_null())
         .filter(pl.col("ts").dt.convert_time_zone("UTC").dt.strftime("%Y-%m-%d") == day)
         .collect()
@@ -54,30 +53,28 @@ def run(ctx: RunContext, stage: HeatmapStage) -> dict[str, Any]:
         return {"skipped": "no llm_requests table"}
     with ws.lock():
         ws = ws.reload()
-        plan = hstore.plan_days(ws, config, hm.LABELS_VERSION)
+        plan = hm.plan_days(ws, config, hm.LABELS_VERSION)
         files = [str(p) for p in ws.files("llm_requests")]
         tasks = [(files, day, config.alpha, config.chunk_fraction) for day in plan.compute]
         results = ctx.engine.map(heatmap_day, tasks, label="heatmap days") if files else []
         txn = ws.transaction()
-        hstore.ensure_tables(txn)
-        partials: list[pl.LazyFrame | pl.DataFrame] = hstore.stored_partials(ws, plan.reused)
+        hm.ensure_tables(txn)
+        partials: list[pl.LazyFrame | pl.DataFrame] = hm.stored_partials(ws, plan.reused)
         day_rows = []
         for day, (sketch, tokens, requests) in zip(plan.compute, results, strict=True):
-            day_rows.append(hstore.put_day(txn, day, sketch, tokens if config.keep_tokens else None, requests,
+            day_rows.append(hm.put_day(txn, day, sketch, tokens if config.keep_tokens else None, requests,
                                            plan.fingerprints[day], config.alpha))
             partials.append(sketch)
-        hstore.write_days(txn, ws, day_rows, plan.gone)
+        hm.write_days(txn, ws, day_rows, plan.gone)
         tables = hm.finalize(hm.merge_partials(partials), config.alpha)
         for name, df in tables.items():
             txn.replace_table(name, df)
         txn.commit()
     result = hm.HeatmapResult(str(ws.root), tables, days_computed=plan.compute, days_reused=plan.reused)
-    _account(result, hstore.read_requests(ws, plan.kept, config))
+    _account(result, hm.read_requests(ws, plan.kept, config))
     if config.html or config.png:
-        from logmine.stages.heatmap.render import render
-
-        examples = hstore.slow_examples(ws, plan.kept, config) if config.html else None
-        result.files = [str(p) for p in render(result, ws.root / "heatmap", config, examples)]
+        examples = hm.slow_examples(ws, plan.kept, config) if config.html else None
+        result.files = [str(p) for p in hm.render(result, ws.root / "heatmap", config, examples)]
     summary = result.summary()
     return {"partitions": plan.to_json(),
             **{k: summary[k] for k in ("requests", "measured", "tokens", "skipped", "files")}}

@@ -21,7 +21,7 @@ from logmine.pipeline import partials as store
 from logmine.pipeline.context import RunContext
 from logmine.pipeline.inputs import InputFile, fingerprint
 from logmine.pipeline.spec import CompressStage, IngestStage, PipelineFileError, ValidateStage
-from logmine.stages.ingest.core import source_key
+from logmine.stages.ingest import source_key
 from logmine.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -42,8 +42,8 @@ def ensure_workspace(root: Any) -> Workspace:
 def ingest(ctx: RunContext, stage: IngestStage, files: list[InputFile]) -> dict[str, Any]:
     """Ingest this run's files (grouped by forced format) on the run's engine, one task per file;
     unchanged files are skipped by the stage."""
-    from logmine.stages.ingest.core import IngestConfig
-    from logmine.stages.ingest.core import ingest as run_ingest
+    from logmine.stages.ingest import IngestConfig
+    from logmine.stages.ingest import ingest as run_ingest
 
     groups: dict[str | None, list[str]] = {}
     for f in files:
@@ -102,9 +102,9 @@ def update_inputs(ctx: RunContext, window_start: str | None) -> dict[str, Any]:
 # -- compress / export ------------------------------------------------------------------------------
 def compress(ctx: RunContext, stage: CompressStage) -> dict[str, Any]:
     """Compress the mined templates and publish the pack (atomically) where the pipeline says."""
-    from logmine.stages.compress.compressor import CompressConfig
-    from logmine.stages.compress.export import ExportConfig
-    from logmine.stages.compress.export import run as export_run
+    from logmine.stages.compress import CompressConfig
+    from logmine.stages.compress import ExportConfig
+    from logmine.stages.compress import run as export_run
 
     ws = ctx.workspace()
     if not ws.has_table("templates") or ws.scan("templates").select(pl.len()).collect().item() == 0:

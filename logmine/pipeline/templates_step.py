@@ -27,7 +27,8 @@ from logmine.masking import Masker
 from logmine.pipeline import partials as store
 from logmine.pipeline.context import RunContext
 from logmine.pipeline.spec import TemplatesStage
-from logmine.stages.templates.miner import MineConfig, MineResult, MinerState, Regroup, TemplateMiner, finalize, template_id
+from logmine.stages import templates as tp
+from logmine.stages.templates import MineConfig, MineResult, MinerState, Regroup, TemplateMiner, finalize, template_id
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +108,6 @@ PROMPT_COLUMNS = ("request_id", "ts", "prompt", "prefix", "suffix", "selection",
 def mine_prompt_shard(task: tuple[list[dict[str, Any]], MineConfig, bool]) -> dict[str, Any]:
     """Mine one shard of prompt records as :func:`~logmine.stages.templates.prompts.mine_prompts`
     does; return its units, each record's unit and the code slots' texts."""
-    from logmine.stages.templates import prompts as tp
-
     records, config, find_code = task
     miner = TemplateMiner(config, regroup=tp.merge_by_anchors)
     slots = tp.SlotStore() if find_code else None
@@ -122,8 +121,6 @@ def mine_prompt_shard(task: tuple[list[dict[str, Any]], MineConfig, bool]) -> di
 
 def merge_prompt_shards(shards: Sequence[dict[str, Any]], config: MineConfig) -> MineResult:
     """The prompt templates of all shards (same as one ``mine_prompts`` run over their records)."""
-    from logmine.stages.templates import prompts as tp
-
     result = merge_shards([(s["units"], s["line_units"]) for s in shards], config, tp.merge_by_anchors)
     store = tp.SlotStore()
     for s in shards:

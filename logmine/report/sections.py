@@ -224,8 +224,8 @@ def heatmap_section(src: Source) -> Section:
 
 def _heatmap_charts(src: Source, s: Section) -> None:
     from logmine.sketch import DEFAULT_ALPHA
-    from logmine.stages.heatmap.core import HeatmapResult
-    from logmine.stages.heatmap.render import chart_specs
+    from logmine.stages.heatmap import HeatmapResult
+    from logmine.stages.heatmap import chart_specs
 
     frames, queries = {}, {}
     for name in HEATMAP_TABLES:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from logmine.errors import InputPathError
-from logmine.formats._base import language_from_path
+from logmine.language import language_from_path
 from logmine.sample.draw import Draw
 from logmine.sample.snippets import SNIPPETS
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logmine.formats._base import FrameMemo
+from logmine.memo import FrameMemo
 
 
 def test_each_distinct_text_is_computed_once_and_nulls_stay_null() -> None:

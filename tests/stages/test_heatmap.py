@@ -18,7 +18,8 @@ from logmine.cli import app
 from logmine.errors import OptionError, WorkspaceError
 from logmine.records import LLM_REQUESTS_SCHEMA, conform
 from logmine.sketch import DEFAULT_ALPHA
-from logmine.stages.heatmap.core import HeatmapConfig, heatmap, measure, position_bucket
+from logmine.stages.heatmap import HeatmapConfig, heatmap, measure
+from logmine.stages.heatmap.aggregate import position_bucket
 from logmine.stages.ingest.core import ingest
 from logmine.workspace import Workspace
 
@@ -254,7 +255,7 @@ def test_changed_and_removed_days(tmp_path: Path) -> None:
 
 
 def test_page_for_an_empty_window() -> None:
-    from logmine.stages.heatmap.core import finalize, merge_partials
+    from logmine.stages.heatmap import finalize, merge_partials
     from logmine.stages.heatmap.render import chart_specs, page_html
 
     config = HeatmapConfig()

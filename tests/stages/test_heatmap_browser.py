@@ -12,7 +12,7 @@ import pytest
 from _browser import dump_dom
 from heatmap_helpers import make_workspace, planted_records
 
-from logmine.stages.heatmap.core import HeatmapConfig, heatmap
+from logmine.stages.heatmap import HeatmapConfig, heatmap
 
 pytestmark = pytest.mark.browser
 

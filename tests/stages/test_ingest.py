@@ -19,7 +19,8 @@ import logmine
 from logmine.errors import InputPathError, OptionError, WorkspaceLockedError
 from logmine.records import EVENTS_SCHEMA
 from logmine.stages.ingest.writer import PartitionWriter, Pseudonyms
-from logmine.stages.ingest.core import IngestConfig, IngestReport, pseudonym
+from logmine.pseudonyms import pseudonym
+from logmine.stages.ingest import IngestConfig, IngestReport
 from logmine.workspace import Workspace
 
 # Bad native lines, each with the reason prefix its reject must carry.

@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from logmine.formats import _base, _native_fast, native
-from logmine.formats._native_fast import EVENT_COLUMNS, REQUEST_COLUMNS
+from logmine.formats import _base, native
+from logmine.formats.native import fast as _native_fast
+from logmine.formats.native.fast import EVENT_COLUMNS, REQUEST_COLUMNS
 
 # -- values that probe every check: right and wrong types, edge numbers, odd strings -------------
 _texts = st.one_of(

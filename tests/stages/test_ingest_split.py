@@ -94,7 +94,7 @@ def test_split_point_is_the_start_of_a_line(tmp_path: Path, share: float, expect
 
 
 def test_a_span_reads_only_its_lines_numbered_from_its_first(tmp_path: Path) -> None:
-    from logmine.formats import _native_fast
+    from logmine.formats.native import fast as _native_fast
 
     lines = [b'{"type":"event","ts":"2025-01-01T00:00:0%dZ","action":"a%d"}' % (i, i) for i in range(6)]
     path = write_lines(tmp_path / "a.jsonl", lines)

@@ -9,7 +9,7 @@ from ingest_helpers import assert_same_tables, event, request, write_lines
 from test_ingest import BAD_LINES
 
 import logmine
-from logmine.formats import _native_fast
+from logmine.formats.native import fast as _native_fast
 from logmine.stages.ingest import threads as _ingest_threads
 from logmine.stages.ingest.core import IngestConfig
 

@@ -50,7 +50,7 @@ from logmine.redact import Redactor
 from logmine.stages.compress.compressor import CompressConfig, CompressedTemplate, Compressor, has_turns, is_fim, shared_prefixes, split_prefix
 from logmine.stages.compress.fidelity import Embedder, TokenCounter, escape_static, segments, static_text
 from logmine.stages.compress.instances import FamilySample, Measured, TokenIds, extract_slots, measure, sample_keys, trim_roles
-from logmine.stages.templates.prompts import PLACEHOLDER
+from logmine.stages.templates import PLACEHOLDER
 from logmine.stages.compress.trim.trimmer import TrimConfig
 from logmine.workspace import Workspace
 

@@ -49,6 +49,7 @@ import numpy as np
 import polars as pl
 
 from logmine.errors import OptionError
+from logmine.pseudonyms import pseudonymise
 from logmine.stages.flows import graph
 from logmine.stages.flows import windows
 from logmine.stages.flows.patterns import PatternConfig, prefixspan
@@ -396,7 +397,5 @@ def flows(workspace: Workspace | Path | str, config: FlowsConfig | None = None, 
 
 def _resolve_users(ws: Workspace, users: tuple[str, ...]) -> tuple[str, ...]:
     """Users as stored: pseudonymised ids pass through, raw ids are hashed with the workspace key."""
-    from logmine.stages.ingest.core import pseudonymise
-
     hashed = pseudonymise(pl.Series(list(users), dtype=pl.String), ws.secret_key()).to_list()
     return tuple(dict.fromkeys([*users, *hashed]))

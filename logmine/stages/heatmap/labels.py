@@ -27,7 +27,7 @@ from logmine.code import (
     parse,
     resolve_language_source,
 )
-from logmine.formats._base import normalise_language
+from logmine.language import normalise_language
 
 CODE_KINDS = frozenset({"completion", "edit"})
 """Request kinds whose text is code even when its language cannot be told."""

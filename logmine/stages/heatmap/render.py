@@ -21,10 +21,10 @@ import polars as pl
 
 from logmine.errors import MissingDependencyError
 from logmine.sketch import ZERO_BUCKET, bucket_bounds
-from logmine.stages.heatmap.core import POSITION_BUCKETS
+from logmine.stages.heatmap.aggregate import POSITION_BUCKETS
 
 if TYPE_CHECKING:
-    from logmine.stages.heatmap.core import HeatmapConfig, HeatmapResult
+    from logmine.stages.heatmap.aggregate import HeatmapConfig, HeatmapResult
 
 log = logging.getLogger(__name__)
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import polars as pl
 
-from logmine.formats._base import normalise_language
+from logmine.language import normalise_language
 from logmine.partitions import PartitionPlan, compare
-from logmine.stages.heatmap.core import (
-    _INPUT_COLUMNS,
+from logmine.stages.heatmap.aggregate import (
+    INPUT_COLUMNS,
     DAYS_SCHEMA,
     REQUEST_SCHEMA,
     SKETCH_SCHEMA,
@@ -39,7 +39,7 @@ def _day() -> pl.Expr:
 def _requests(ws: Workspace) -> pl.LazyFrame:
     lf = ws.scan("llm_requests")
     names = lf.collect_schema().names()
-    return lf.select([c for c in _INPUT_COLUMNS if c in names]).filter(pl.col("ts").is_not_null())
+    return lf.select([c for c in INPUT_COLUMNS if c in names]).filter(pl.col("ts").is_not_null())
 
 
 def _in_window(days: pl.Expr | str, config: HeatmapConfig) -> Any:

@@ -13,8 +13,8 @@
 * Atomic: the whole run is one workspace transaction; a run killed at any moment leaves the
   previous workspace as it was (see :mod:`logmine.workspace`).
 * Rows without an id of their own get ``<path key>:<line>:<index in line>``, stable across runs.
-* User ids are replaced by a keyed hash (:func:`pseudonymise`), in rejected lines' text too
-  (:func:`scrub_users`); the key stays in the workspace config (or ``LOGMINE_USER_KEY``), never
+* User ids are replaced by a keyed hash (:func:`logmine.pseudonyms.pseudonymise`), in rejected lines' text too
+  (:func:`logmine.pseudonyms.scrub_users`); the key stays in the workspace config (or ``LOGMINE_USER_KEY``), never
   in a table.
 """
 
@@ -42,7 +42,7 @@ import polars as pl
 
 from logmine.engine import Engine
 from logmine.errors import InputPathError, OptionError
-from logmine.formats import FORMAT_NAMES, Batch, detect_format, get_reader
+from logmine.formats import FORMAT_NAMES, Batch, detect_format, get_reader, native
 from logmine.records import (
     EVENTS_SCHEMA,
     LLM_REQUESTS_SCHEMA,
@@ -55,14 +55,11 @@ from logmine.records import (
 )
 from logmine.stages.ingest.split import REST_SUFFIX, Worker, plan_split, rest_result
 from logmine.stages.ingest.threads import cores, use_threads
-from logmine.stages.ingest.writer import (  # pseudonym, pseudonymise, scrub_users: public, used by other stages
+from logmine.stages.ingest.writer import (
     WRITTEN_TABLES,
     FileReport,
     PartitionWriter,
     prefetch,
-    pseudonym,
-    pseudonymise,
-    scrub_users,
 )
 from logmine.workspace import Transaction, Workspace
 
@@ -454,9 +451,7 @@ def _batches(fmt: str, path: Path, threads: bool, stop: int | None = None) -> It
     """The file's batches (up to byte ``stop`` of a split file); the native reader checks one chunk
     at a time unless ``threads``."""
     if stop is not None:
-        from logmine.formats import _native_fast
-
-        return _native_fast.read(path, workers=0, span=(0, stop, 1))
+        return native.read_span(path, 0, stop, 1)
     reader = get_reader(fmt)
     if fmt == "native" and not threads:
         return reader.read(path, workers=0)

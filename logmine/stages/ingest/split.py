@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from logmine.formats import _native_fast
+from logmine.formats import native
 from logmine.stages.ingest.writer import FileReport, PartitionWriter
 
 log = logging.getLogger(__name__)
@@ -105,7 +105,7 @@ def write_part(part: Part, on_bytes: Callable[[int], None] | None = None) -> tup
     first = 1 + (lines_before(path, part.start) if part.start else 0)
     writer = PartitionWriter({t: Path(f) for t, f in part.files.items()}, part.key, part.path, "native", part.user_key)
     try:
-        for batch in _native_fast.read(path, workers=0, span=(part.start, part.stop, first)):
+        for batch in native.read_span(path, part.start, part.stop, first):
             writer.add(batch)
             if on_bytes is not None:
                 on_bytes(batch.bytes_read)

@@ -1,13 +1,9 @@
-"""The ingest stage's writing side: user-id pseudonyms, the background reader and the
+"""The ingest stage's writing side: the background reader and the
 per-file Parquet writer that checks every reader's line accounting (see :mod:`logmine.stages.ingest.core`)."""
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
 import queue
-import re
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -20,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from logmine.formats import Batch
-from logmine.formats._base import FrameMemo
+from logmine.pseudonyms import Pseudonyms, scrub_users
 from logmine.records import EVENTS_SCHEMA, LLM_REQUESTS_SCHEMA, REJECTS_SCHEMA, conform
 from logmine.workspace import PARQUET_OPTIONS
 
@@ -39,50 +35,6 @@ class FileReport:
     lines_rejected: int = 0
     events: int = 0
     requests: int = 0
-
-
-def pseudonym(user: str, key: bytes) -> str:
-    """The keyed hash that stands for ``user`` in every table."""
-    return "u_" + hashlib.blake2b(user.encode(), key=key[:64], digest_size=8).hexdigest()
-
-
-def pseudonymise(values: pl.Series, key: bytes) -> pl.Series:
-    """Replace user ids by a keyed hash: the same user maps to the same id, the key never leaves."""
-    if values.null_count() == len(values):
-        return values
-    return Pseudonyms(key)(values)
-
-
-class Pseudonyms(FrameMemo):
-    """A file's user-id pseudonyms (:func:`pseudonym`): each distinct id is hashed once, and a
-    batch's ids are replaced by a join with the ids seen so far (a per-row lookup cost more than
-    the whole join); nulls stay null."""
-
-    LIMIT = 1_000_000
-    """Distinct ids remembered (bounds the memo on pathological inputs)."""
-
-    def __init__(self, key: bytes) -> None:
-        super().__init__(functools.partial(pseudonym, key=key), self.LIMIT)
-
-
-_USER_FIELD = re.compile(r'"(?:user_id|userId|user|username|user_name|login|enduser\.id|user\.id)"\s*:\s*"((?:[^"\\]|\\.)*)("|$)')
-
-
-def scrub_users(raw: str, key: bytes) -> str:
-    """A rejected line's text with the values of user-id fields replaced by their pseudonyms.
-
-    Rejected lines are kept verbatim for diagnosis, but a user id must not reach any table.
-    """
-    def replace(match: re.Match[str]) -> str:
-        value = match.group(1)
-        try:
-            user = json.loads(f'"{value}"')
-        except ValueError:
-            user = value
-        start, end = match.span(1)
-        return match.group(0)[: start - match.start()] + pseudonym(user, key) + match.group(0)[end - match.start():]
-
-    return _USER_FIELD.sub(replace, raw) if "user" in raw or "login" in raw else raw
 
 
 def prefetch(items: Iterator[T], depth: int = 2) -> Iterator[T]:

@@ -16,7 +16,7 @@ import re
 from collections import Counter, defaultdict
 
 from logmine.masking import WILDCARD
-from logmine.stages.templates.miner import MinerState, group_text, render
+from logmine.stages.templates.state import MinerState, group_text, render
 from logmine.stages.templates.cluster import SLOT, Group
 
 MIN_ANCHOR_PROMPTS = 5
@@ -244,3 +244,31 @@ def _split_at(text: str, anchors: list[str]) -> list[str]:
         pos = m.end()
     out.append(text[pos:])
     return out
+
+
+class Hosts:
+    """The frequent consolidated templates of a regrouping miner (prompts), by the start of their
+    static text: a later line their pattern matches joins them (see
+    :func:`logmine.stages.templates.anchors.absorb_rare`, the same rule at consolidation)."""
+
+    KEY = 16
+
+    def __init__(self) -> None:
+        self.by_start: dict[str, list[tuple[int, list[str], int]]] = {}
+        self.scan: list[tuple[int, list[str], int]] = []
+
+    def add(self, text: str, weight: int, unit: int) -> None:
+        pieces = host_pieces(text, weight)
+        if pieces is None:
+            return
+        entry = (-sum(map(len, pieces)), pieces, unit)
+        where = self.by_start.setdefault(pieces[0][: self.KEY], []) if len(pieces[0]) >= self.KEY else self.scan
+        where.append(entry)
+        where.sort(key=lambda e: (e[0], e[2]))
+
+    def find(self, line: str) -> int | None:
+        flat = _flat(line)
+        for _, pieces, unit in (*self.by_start.get(flat[: self.KEY], ()), *self.scan):
+            if _matches(pieces, flat):
+                return unit
+        return None

@@ -19,13 +19,14 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from logmine.masking import DEFAULT_RULES, WILDCARD, Masker, MaskRule
 from logmine.pack import content_id
-from logmine.stages.templates.cluster import ClusterParams, Group, cluster, collapse_wildcards, find_root
+from logmine.stages.templates.anchors import Hosts, is_pattern
+from logmine.stages.templates.cluster import ClusterParams, Group, cluster, collapse_wildcards
+from logmine.stages.templates.state import MinerState, group_text, split_tokens
 
 log = logging.getLogger(__name__)
 
@@ -86,65 +87,6 @@ class MineResult:
 def template_id(text: str) -> str:
     """The content id of a template text (``b2:`` + blake2b of its canonical JSON)."""
     return content_id(text)
-
-
-_WS = re.compile(r"(\s+)")
-
-
-def split_tokens(text: str, collapse_spaces: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``(tokens, separators)``; separators hold the leading, between-token and trailing whitespace."""
-    if collapse_spaces:
-        toks = tuple(text.split())
-        return toks, ()
-    parts = _WS.split(text)
-    lead = parts[1] if parts[0] == "" and len(parts) > 1 else ""
-    if parts[0] == "":
-        parts = parts[2:]
-    trail = parts[-2] if len(parts) > 1 and parts[-1] == "" else ""
-    if parts and parts[-1] == "":
-        parts = parts[:-2]
-    return tuple(parts[0::2]), (lead, *parts[1::2], trail)
-
-
-def render(tokens: Sequence[str], seps: Sequence[str]) -> str:
-    """The text of ``tokens`` joined by ``seps`` (leading, between and trailing whitespace;
-    single spaces when ``seps`` is empty)."""
-    if not seps:
-        return " ".join(tokens)
-    out = [seps[0]]
-    for i, tok in enumerate(tokens):
-        if i:
-            out.append(seps[i])
-        out.append(tok)
-    out.append(seps[-1])
-    return "".join(out)
-
-
-@dataclass
-class MinerState:
-    """The miner's units: signatures (or consolidated templates) with their line counts."""
-
-    tokens: list[tuple[str, ...]] = field(default_factory=list)
-    seps: list[tuple[str, ...]] = field(default_factory=list)
-    weights: list[int] = field(default_factory=list)
-    parent: list[int] = field(default_factory=list)
-    first_line: list[int] = field(default_factory=list)
-    line_units: array = field(default_factory=lambda: array("q"))
-    compactions: int = 0
-
-    def add_unit(self, tokens: tuple[str, ...], seps: tuple[str, ...], first_line: int, weight: int = 0) -> int:
-        self.tokens.append(tokens)
-        self.seps.append(seps)
-        self.weights.append(weight)
-        self.parent.append(len(self.parent))
-        self.first_line.append(first_line)
-        return len(self.tokens) - 1
-
-    def find(self, u: int) -> int:
-        return find_root(self.parent, u)
-
-    def live(self) -> list[int]:
-        return [u for u in range(len(self.parent)) if self.parent[u] == u]
 
 
 class TemplateMiner:
@@ -247,7 +189,7 @@ class TemplateMiner:
                     state.weights[t] = 0
                 if WILDCARD in part.pattern:
                     templates.setdefault((len(part.pattern), part.pattern[0] if part.pattern else ""), []).append(t)
-            if g.text is not None and root is not None and hosts is not None and hosts.rules.is_pattern(g.text):
+            if g.text is not None and root is not None and hosts is not None and is_pattern(g.text):
                 # a merged template stands for all its parts: its unit holds the merged text, not its first part's
                 tokens, seps = split_tokens(g.text, self.config.collapse_spaces)
                 state.tokens[root], state.seps[root] = tuple(sys.intern(x) for x in tokens), tuple(sys.intern(x) for x in seps)
@@ -265,37 +207,6 @@ class TemplateMiner:
     # -- result ----------------------------------------------------------------------------
     def result(self) -> MineResult:
         return finalize(self.state, self.config, self.masker.wildcards, self.regroup)
-
-
-class Hosts:
-    """The frequent consolidated templates of a regrouping miner (prompts), by the start of their
-    static text: a later line their pattern matches joins them (see
-    :func:`logmine.stages.templates.anchors.absorb_rare`, the same rule at consolidation)."""
-
-    KEY = 16
-
-    def __init__(self) -> None:
-        from logmine.stages.templates import anchors as templates_anchors
-
-        self.rules = templates_anchors
-        self.by_start: dict[str, list[tuple[int, list[str], int]]] = {}
-        self.scan: list[tuple[int, list[str], int]] = []
-
-    def add(self, text: str, weight: int, unit: int) -> None:
-        pieces = self.rules.host_pieces(text, weight)
-        if pieces is None:
-            return
-        entry = (-sum(map(len, pieces)), pieces, unit)
-        where = self.by_start.setdefault(pieces[0][: self.KEY], []) if len(pieces[0]) >= self.KEY else self.scan
-        where.append(entry)
-        where.sort(key=lambda e: (e[0], e[2]))
-
-    def find(self, line: str) -> int | None:
-        flat = self.rules._flat(line)
-        for _, pieces, unit in (*self.by_start.get(flat[: self.KEY], ()), *self.scan):
-            if self.rules._matches(pieces, flat):
-                return unit
-        return None
 
 
 def template_regex(template: str, wildcards: Iterable[str] = (WILDCARD,)) -> re.Pattern[str]:
@@ -361,17 +272,6 @@ def finalize(state: MinerState, config: MineConfig, wildcards: frozenset[str], r
             first[tid] = n
     templates = {t: templates[t] for t in sorted(templates, key=lambda t: (-counts.get(t, 0), t)) if t in counts}
     return MineResult(assignments, templates, counts, first, state)
-
-
-def group_text(g: Group, state: MinerState) -> str:
-    if g.text is not None:
-        return g.text
-
-    def seps_of(part: Group) -> tuple[str, ...]:
-        return state.seps[min(part.members, key=lambda i: (state.tokens[i], state.seps[i]))]
-
-    tokens, seps = g.render(seps_of)
-    return render(tokens, seps)
 
 
 def mine_templates(lines: Iterable[str], config: MineConfig | None = None, progress: ProgressFn | None = None) -> MineResult:

@@ -16,6 +16,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
+from logmine.stages.templates.bodies import SlotStore
+from logmine.stages.templates.skeleton import record_values, skeleton
+
 BATCH = 256
 """Prompts per batch sent to the worker."""
 IN_FLIGHT = 8
@@ -26,14 +29,10 @@ _STORE: Any = None
 
 def _init() -> None:
     global _STORE
-    from logmine.stages.templates.prompts import SlotStore
-
     _STORE = SlotStore()
 
 
 def _batch(items: list[tuple[str, dict[str, str]]]) -> list[str]:
-    from logmine.stages.templates.prompts import skeleton
-
     return [skeleton(prompt, values, _STORE) for prompt, values in items]
 
 
@@ -49,8 +48,6 @@ class SkeletonWorker:
 
     def skeletons(self, records: Iterable[Mapping[str, Any]], present: list[bool]) -> Iterator[str]:
         """The skeleton of every record with a prompt, in order; ``present`` gets one flag per record."""
-        from logmine.stages.templates.prompts import record_values
-
         pending: deque[Future[list[str]]] = deque()
         batch: list[tuple[str, dict[str, str]]] = []
         for record in records:

@@ -14,7 +14,6 @@ text, are :mod:`logmine.stages.templates.bodies`'s.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -22,152 +21,9 @@ from typing import Any
 
 from logmine.stages.templates.miner import MineConfig, MineResult, ProgressFn, TemplateMiner, template_id, template_regex
 from logmine.stages.templates.anchors import merge_by_anchors
-from logmine.stages.templates.bodies import SENTINELS, SlotStore
-
-RECORD_SLOTS = ("prefix", "suffix", "selection", "file_path", "language")
-"""Record fields whose values become placeholders of the same name."""
-ATTR_SLOTS = {"selection": "selection", "selected_code": "selection", "codeToEdit": "selection", "code_to_edit": "selection"}
-"""Keys of a record's ``attrs`` JSON that carry the selection."""
-PLACEHOLDER = re.compile(r"\{(prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}")
-"""The placeholders this module writes (anything else in braces is static text)."""
-MIN_VALUE_CHARS = 8
-"""Shorter record values (except the language) are left to the miner: too likely to occur by chance."""
-MIN_FIM_VALUE_CHARS = 3
-"""A prefix or suffix as short as this is still replaced (its first occurrence: FIM prompts are short)."""
-MIN_OVERLAP_CHARS = 24
-"""A prefix or suffix the prompt holds only in part must still share this many characters."""
-
-
-def record_values(record: Mapping[str, Any]) -> dict[str, str]:
-    """The slot values a record carries: its own fields, and a selection from ``attrs``."""
-    values = {k: v for k in RECORD_SLOTS if isinstance(v := record.get(k), str) and v.strip()}
-    attrs = record.get("attrs")
-    if isinstance(attrs, str) and attrs.startswith("{"):
-        try:
-            attrs = json.loads(attrs)
-        except ValueError:
-            attrs = None
-    if isinstance(attrs, Mapping) and "selection" not in values:
-        for key, slot in ATTR_SLOTS.items():
-            if isinstance(v := attrs.get(key), str) and v.strip():
-                values[slot] = v
-                break
-    return values
-
-
-def skeleton(prompt: str, values: Mapping[str, str] | None = None, slots: SlotStore | None = None) -> str:
-    """``prompt`` with the record's values replaced by placeholders and, given a slot store,
-    its code spans by slot tokens."""
-    values = values or {}
-    text = prompt
-    for name, value in sorted(values.items(), key=lambda kv: -len(kv[1])):
-        text = _replace_value(text, name, value)
-    if "```" in text or "~~~" in text:
-        # a fence's info string is the language even when the record does not say which
-        text = _FENCE_INFO.sub(r"\1{language}", text)
-    if slots is not None:
-        from logmine.code import resolve_language
-
-        language = resolve_language(values.get("language"), values.get("file_path"))
-        text = slots.skeleton(text, language)
-    return text
-
-
-_FENCE_INFO = re.compile(r"(?m)^([ \t]*(?:```|~~~))(?!\{language\})[A-Za-z][\w+#.-]*(?=[ \t]*$)")
-
-
-def _replace_value(text: str, name: str, value: str) -> str:
-    token = "{" + name + "}"
-    if name == "language":
-        return _replace_language(text, value, token)
-    if name == "file_path":
-        return _replace_path(text, value, token)
-    if len(value.strip()) < (MIN_FIM_VALUE_CHARS if name in ("prefix", "suffix") else MIN_VALUE_CHARS):
-        return _replace_between_sentinels(text, value, token) if name in ("prefix", "suffix") else text
-    if value in text:
-        return text.replace(value, token, 1) if name in ("prefix", "suffix") else text.replace(value, token)
-    if name == "prefix":
-        return _replace_overlap(text, value, token, anchor_end=True)
-    if name == "suffix":
-        return _replace_overlap(text, value, token, anchor_end=False)
-    return text
-
-
-def _replace_between_sentinels(text: str, value: str, token: str) -> str:
-    """A prefix or suffix too short to replace anywhere (``ds``) is replaced where it fills the
-    whole space between two sentinels (``[SUFFIX]ds[PREFIX]``): there it cannot be chance."""
-    for m in SENTINELS.finditer(text):
-        end = m.end() + len(value)
-        if text.startswith(value, m.end()) and SENTINELS.match(text, end):
-            return text[: m.end()] + token + text[end:]
-    return text
-
-
-_LANGUAGE_LABELS = ("```", "~~~", "anguage: ", "LANGUAGE:", "anguage=")
-
-
-_LANGUAGE_NOUNS = r"(?:code|file|snippet|function|class|module|program|project|developer|programmer|expert)s?\b"
-"""Nouns a template puts right after the language's name (``the following {language} code``)."""
-
-
-def _replace_language(text: str, value: str, token: str) -> str:
-    """The language where a prompt names it: a code fence's info string, a "language:" label,
-    or the name right before a noun such as "code" or "developer" (``Here is python code``);
-    elsewhere a language name is as likely part of the user's words."""
-    v = re.escape(value)
-    if any(f"{label}{value}" in text for label in _LANGUAGE_LABELS):
-        text = re.sub(rf"(```|~~~|[Ll]anguage: |LANGUAGE:|[Ll]anguage=){v}(?![\w+#-])", lambda m: m.group(1) + token, text)
-    if value.lower() in text.lower():
-        text = re.sub(rf"(?i)(?<![\w+#./-]){v}(?= {_LANGUAGE_NOUNS})", token, text)
-    return text
-
-
-def _replace_path(text: str, path: str, token: str) -> str:
-    """The longest tail of ``path`` the prompt holds (absolute, relative, or the file name)."""
-    parts = path.replace("\\", "/").split("/")
-    for i in range(len(parts)):
-        tail = "/".join(parts[i:])
-        if len(tail) >= 3 and tail in text:
-            return _replace_word(text, tail, token)
-    return text
-
-
-def _replace_word(text: str, value: str, token: str) -> str:
-    """Every occurrence of ``value`` not inside a longer name or path (no word character, ``/``,
-    ``.`` or ``-`` before it, no word character or ``-`` after it) replaced by ``token``."""
-    out, pos, at = [], 0, text.find(value)
-    while at >= 0:
-        end = at + len(value)
-        before, after = text[at - 1 : at], text[end : end + 1]
-        if not (before and (before.isalnum() or before in "_/.-")) and not (after and (after.isalnum() or after in "_-")):
-            out += [text[pos:at], token]
-            pos = end
-        at = text.find(value, end if pos == end else at + 1)
-    return "".join(out) + text[pos:] if out else text
-
-
-def _replace_overlap(text: str, value: str, token: str, anchor_end: bool) -> str:
-    """Replace the part of ``value`` the prompt holds when it was trimmed: a prefix keeps its
-    end (the lines before the cursor), a suffix its start."""
-    probe = value[-MIN_OVERLAP_CHARS:] if anchor_end else value[:MIN_OVERLAP_CHARS]
-    if len(probe) < MIN_OVERLAP_CHARS:
-        return text
-    at = text.find(probe)
-    if at < 0:
-        return text
-    if anchor_end:
-        end = at + len(probe)
-        start, k = at, len(value) - len(probe)
-        while start > 0 and k > 0 and text[start - 1] == value[k - 1]:
-            start, k = start - 1, k - 1
-    else:
-        start = at
-        end, k = at + len(probe), len(probe)
-        while end < len(text) and k < len(value) and text[end] == value[k]:
-            end, k = end + 1, k + 1
-    return text[:start] + token + text[end:]
-
-
+from logmine.stages.templates.bodies import SlotStore
+from logmine.stages.templates.parallel import SkeletonWorker
+from logmine.stages.templates.skeleton import PLACEHOLDER, record_values, skeleton
 
 def prompt_template_regex(template: str) -> re.Pattern[str]:
     """A mined prompt template read as a pattern: wildcards and placeholders match any text."""
@@ -201,8 +57,6 @@ def mine_prompts(
     slots = SlotStore() if find_code else None
     present: list[bool] = []
     if workers > 0 and slots is not None:
-        from logmine.stages.templates.parallel import SkeletonWorker
-
         worker = SkeletonWorker()
         try:
             for n, text in enumerate(worker.skeletons(records, present)):

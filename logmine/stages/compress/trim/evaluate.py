@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from logmine.stages.compress.trim.trimmer import TrimConfig, Trimmer, _trimmer
 from logmine.stages.compress.trim.score import PARTIAL, references, uses
-from logmine.stages.compress.trim.units import Unit, count_tokens, open_delimiter
+from logmine.stages.compress.trim.base import Unit, count_tokens, open_delimiter
 
 
 def completion_uses(prefix: str, completion: str, language: str | None = None) -> tuple[set[str], set[str]]:

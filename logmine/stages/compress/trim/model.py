@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from logmine.stages.compress.trim.units import Unit
+from logmine.stages.compress.trim.base import Unit
 
 
 @dataclass(frozen=True)

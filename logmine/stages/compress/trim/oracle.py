@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from logmine.stages.compress.trim.trimmer import Trimmer
 from logmine.stages.compress.trim.evaluate import f1, referenced_units
 from logmine.stages.compress.trim.score import identifiers, lru_factor, ranked, typed_word
-from logmine.stages.compress.trim.units import Unit
+from logmine.stages.compress.trim.base import Unit
 
 SIGNALS = ("uses", "typed", "class", "recent", "import")
 """The signals of :func:`visible`, in the order their coverage is reported."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from logmine.code import error_count, get_parser
 from logmine.stages.compress.trim import defs as trim_defs
 from logmine.stages.compress.trim.scan import SYNTAX, Lexed, Segment
-from logmine.stages.compress.trim.units import _NONE, IDENT, LAZY, Raw, _frozen, code_only, count_tokens
+from logmine.stages.compress.trim.base import _NONE, IDENT, LAZY, Raw, _frozen, code_only, count_tokens
 
 
 @dataclass(slots=True)

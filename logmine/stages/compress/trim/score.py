@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from logmine.stages.compress.trim.units import _C_STRIP, IDENT, STRIP, Unit, code_only
+from logmine.stages.compress.trim.base import _C_STRIP, IDENT, STRIP, Unit, code_only
 
 BARE = re.compile(r"(?<![\w$.])(?<!->)(?<!::)[A-Za-z_$][\w$]*")
 ATTR = re.compile(r"(?:\.|->|::)([A-Za-z_$][\w$]*)")

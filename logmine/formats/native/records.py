@@ -5,7 +5,7 @@ The fields are the workspace columns themselves (see :mod:`logmine.records`); ``
 from :class:`NativeEvent` and :class:`NativeRequest`.
 
 Two readers produce the same rows: :func:`read_per_line` checks each line in Python, and the
-vectorised reader in :mod:`logmine.formats._native_fast` (the default for files of 1 MiB and
+vectorised reader in :mod:`logmine.formats.native.fast` (the default for files of 1 MiB and
 more; ``LOGMINE_NATIVE_FAST=0`` or ``=1`` forces one or the other) parses big chunks with Polars
 and hands every line it cannot vouch for to :func:`add_line`, so rejects and their reasons come
 from one place.
@@ -13,7 +13,6 @@ from one place.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -93,25 +92,6 @@ _STRINGS = ("session_id", "user_id", "ide", "file_path")
 
 def sniff(path: Path, head: list[bytes]) -> bool:
     return any(b'"type":"event"' in line.replace(b" ", b"") or b'"type":"llm_request"' in line.replace(b" ", b"") for line in head)
-
-
-SMALL_FILE_BYTES = 1 << 20
-"""Below this size the per-line reader is as fast as the vectorised one (which has fixed costs)."""
-
-
-def read(path: Path, workers: int | None = None) -> Iterator[Batch]:
-    """Read ``path`` with the vectorised reader, or per line for small files.
-
-    ``LOGMINE_NATIVE_FAST=0`` forces the per-line reader, ``=1`` the vectorised one; both yield
-    the same rows. ``workers``: chunks the vectorised reader checks at once in threads (0: one at
-    a time, in step with the caller; None: its default).
-    """
-    choice = os.environ.get("LOGMINE_NATIVE_FAST", "")
-    if choice == "0" or (choice != "1" and path.stat().st_size < SMALL_FILE_BYTES):
-        return read_per_line(path)
-    from logmine.formats import _native_fast
-
-    return _native_fast.read(path) if workers is None else _native_fast.read(path, workers=workers)
 
 
 def read_per_line(path: Path) -> Iterator[Batch]:

@@ -9,31 +9,24 @@ Shape (pure core, I/O at the edges):
 * :func:`merge_partials` + :func:`finalize` — sum the partials of any set of days (counts add up
   exactly) and compute every aggregate (count, mean, p50, p95, p99) from the merged sketch.
 
-:func:`heatmap` runs this against a workspace: it recomputes only the days whose requests
-changed since the last run (a fingerprint per day in ``heatmap_days``), keeps each day's sketch
-as a partition of ``heatmap_sketch``, merges them for the ``since``/``until`` window and writes
-the ``heatmap_*`` tables, the PNGs and ``OUT/heatmap/index.html``.
+:func:`logmine.stages.heatmap.stage.heatmap` runs this against a workspace.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from logmine.errors import OptionError
-from logmine.formats._base import normalise_language
+from logmine.language import normalise_language
 from logmine.sketch import DEFAULT_ALPHA, DEFAULT_QUANTILES, merge_frames, sketch_frame, summarise
 from logmine.stages.heatmap.labels import label_tokens
 from logmine.stages.heatmap.tokens import timeline
-from logmine.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +72,7 @@ SKETCH_SCHEMA: dict[str, pl.DataType] = {
     "position_bucket": pl.String(), "granularity": pl.String(), "bucket": pl.Int32(), "count": pl.Int64(),
     "sum": pl.Float64(),
 }
-_INPUT_COLUMNS = ("request_id", "ts", "kind", "model", "language", "file_path", "prefix", "suffix", "prompt",
+INPUT_COLUMNS = ("request_id", "ts", "kind", "model", "language", "file_path", "prefix", "suffix", "prompt",
                   "completion", "token_times_ms", "token_texts")
 
 
@@ -195,11 +188,11 @@ def measure(requests: pl.DataFrame, chunk_fraction: float = 0.5) -> tuple[pl.Dat
 
     ``requests`` has the ``llm_requests`` columns (missing ones are taken as null).
     """
-    cols = {c: (requests[c] if c in requests.columns else pl.Series(c, [None] * requests.height)) for c in _INPUT_COLUMNS}
+    cols = {c: (requests[c] if c in requests.columns else pl.Series(c, [None] * requests.height)) for c in INPUT_COLUMNS}
     tok: dict[str, list[Any]] = {name: [] for name in TOKEN_SCHEMA}
     req: dict[str, list[Any]] = {name: [] for name in REQUEST_SCHEMA}
-    for row in zip(*(cols[c].to_list() for c in _INPUT_COLUMNS)):
-        _measure_one(dict(zip(_INPUT_COLUMNS, row)), chunk_fraction, tok, req)
+    for row in zip(*(cols[c].to_list() for c in INPUT_COLUMNS)):
+        _measure_one(dict(zip(INPUT_COLUMNS, row)), chunk_fraction, tok, req)
     tokens = pl.DataFrame(tok, schema=TOKEN_SCHEMA).with_columns(_position_bucket_expr().alias("position_bucket"))
     return tokens, pl.DataFrame(req, schema=REQUEST_SCHEMA)
 
@@ -304,89 +297,5 @@ def heat_expr(column: str) -> pl.Expr:
     return (1 + (scaled * 4).round(0)).cast(pl.Int8)
 
 
-# -- against a workspace ---------------------------------------------------------------------------
-def heatmap(workspace: Workspace | Path | str, config: HeatmapConfig | None = None, progress: ProgressFn = _no_progress) -> HeatmapResult:
-    """Compute (incrementally) and write the token latency heatmaps of ``workspace``."""
-    from logmine.stages.heatmap import store
 
-    config = config or HeatmapConfig()
-    _check(config)
-    started = time.perf_counter()
-    ws = workspace if isinstance(workspace, Workspace) else Workspace.open(workspace)
-    with ws.lock():
-        ws = ws.reload()
-        plan = store.plan_days(ws, config, LABELS_VERSION)
-        txn = ws.transaction()
-        store.ensure_tables(txn)
-        partials: list[pl.LazyFrame | pl.DataFrame] = store.stored_partials(ws, plan.reused)
-        day_rows = []
-        for index, day in enumerate(plan.compute):
-            progress(f"heatmap {day}", index, len(plan.compute))
-            tokens, requests = measure(store.read_day(ws, day), config.chunk_fraction)
-            partial = sketch_partial(tokens, config.alpha)
-            day_rows.append(store.put_day(txn, day, partial, tokens if config.keep_tokens else None, requests,
-                                          plan.fingerprints[day], config.alpha))
-            partials.append(partial)
-        progress("heatmap", len(plan.compute), len(plan.compute))
-        store.write_days(txn, ws, day_rows, plan.gone)
-        sketch = _filtered(merge_partials(partials), config)
-        tables = finalize(sketch, config.alpha, config.include_first_token)
-        for name, table in tables.items():
-            txn.replace_table(name, table)
-        txn.commit()
-    result = HeatmapResult(str(ws.root), tables, days_computed=plan.compute, days_reused=plan.reused)
-    _account(result, store.read_requests(ws, plan.kept, config))
-    if config.html or config.png:
-        from logmine.stages.heatmap.render import render
-
-        out_dir = config.out_dir or ws.root / "heatmap"
-        examples = store.slow_examples(ws, plan.kept, config) if config.html else None
-        result.files = [str(p) for p in render(result, out_dir, config, examples)]
-    result.seconds = time.perf_counter() - started
-    return result
-
-
-def _check(config: HeatmapConfig) -> None:
-    if config.since and config.until and config.since > config.until:
-        raise OptionError("--since", config.since.isoformat(), f"must not be after --until {config.until.isoformat()}")
-    if not 0.0 < config.alpha < 0.5:
-        raise OptionError("alpha", config.alpha, "a relative accuracy in (0, 0.5)")
-    if not 0.0 <= config.chunk_fraction <= 1.0:
-        raise OptionError("chunk_fraction", config.chunk_fraction, "a fraction in [0, 1]")
-
-
-def _filtered(sketch: pl.LazyFrame, config: HeatmapConfig) -> pl.LazyFrame:
-    if config.model:
-        sketch = sketch.filter(pl.col("model") == config.model)
-    if config.language:
-        sketch = sketch.filter(pl.col("language") == (normalise_language(config.language) or config.language))
-    return sketch
-
-
-def _account(result: HeatmapResult, requests: pl.DataFrame) -> None:
-    result.requests = requests.height
-    measured = requests.filter(pl.col("status") == "measured")
-    result.measured = measured.height
-    result.tokens = int(measured["tokens"].sum() or 0)
-    result.skipped = _counts(requests["skip_reason"].drop_nulls())
-    result.granularity = _counts(measured["granularity"].drop_nulls())
-    result.language_sources = _counts(measured["language_source"].drop_nulls())
-    result.issues = dict(Counter(i for issues in requests["issues"].to_list() for i in (issues or [])))
-
-
-def _counts(series: pl.Series) -> dict[str, int]:
-    return {str(k): int(v) for k, v in Counter(series.to_list()).items()}
-
-
-def parse_day(value: str | date | None, option: str) -> date | None:
-    """A ``YYYY-MM-DD`` (or ISO datetime) option as a UTC date."""
-    if value is None or isinstance(value, date):
-        return value  # type: ignore[return-value]
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise OptionError(option, value, "a date like 2025-01-31") from None
-    return (parsed.astimezone(UTC) if parsed.tzinfo else parsed).date()
-
-
-__all__ = ["HeatmapConfig", "HeatmapResult", "finalize", "heatmap", "measure", "merge_partials", "sketch_partial"]
+__all__ = ["HeatmapConfig", "HeatmapResult", "finalize", "measure", "merge_partials", "sketch_partial"]

@@ -1,4 +1,4 @@
-"""The columns the vectorised native reader (:mod:`logmine.formats._native_fast`) reads and writes."""
+"""The columns the vectorised native reader (:mod:`logmine.formats.native.fast`) reads and writes."""
 
 from __future__ import annotations
 

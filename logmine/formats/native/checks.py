@@ -1,4 +1,4 @@
-"""The value and time checks of the vectorised native reader (:mod:`logmine.formats._native_fast`).
+"""The value and time checks of the vectorised native reader (:mod:`logmine.formats.native.fast`).
 
 Which lines Polars can parse at all, which parsed values it may have coerced or decoded
 differently from orjson, ``ts`` as the per-line reader parses it, and the per-line value checks
@@ -8,7 +8,6 @@ as one Polars expression.
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING
 
 import numpy as np
 import orjson
@@ -16,11 +15,10 @@ import polars as pl
 import pyarrow as pa
 
 from logmine.formats._base import MAX_LATENCY_MS, TS_MAX, TS_MIN
-from logmine.formats._native_schema import _S, READ_SCHEMA
+from logmine.formats.native.schema import _S, READ_SCHEMA
+from logmine.formats.native.lines import _Lines
 from logmine.records import REQUEST_KINDS, UTC_TS
 
-if TYPE_CHECKING:
-    from logmine.formats._native_fast import _Lines
 
 _STRING_FIELDS = tuple(k for k, v in READ_SCHEMA.items() if v == _S and k not in {"type", "ts", "kind"})
 

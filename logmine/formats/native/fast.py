@@ -2,7 +2,7 @@
 them, and every line the checks cannot vouch for goes back to the per-line reader.
 
 It yields exactly the rows, rejects (with their reasons) and line accounting of
-:func:`logmine.formats.native.read_per_line`; a property test compares the two. How:
+:func:`logmine.formats.native.records.read_per_line`; a property test compares the two. How:
 
 * A chunk Polars cannot parse (malformed JSON, invalid UTF-8, a line that is not an object, a
   wrong type in a numeric column) or whose row count differs from its line count (a blank line)
@@ -34,9 +34,8 @@ from typing import NamedTuple
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
-from logmine.formats import native
+from logmine.formats.native import records as native
 from logmine.formats._base import (
     LANGUAGE_ALIASES,
     MAX_LINE_BYTES,
@@ -45,8 +44,8 @@ from logmine.formats._base import (
     open_binary,
     reject,
 )
-from logmine.formats._native_attrs import ATTRS_CACHE_SIZE, _AttrsCache, _canonical_attrs  # noqa: F401 - re-exported
-from logmine.formats._native_checks import (  # noqa: F401 - _SUSPECT, _suspect_rows re-exported for the tests
+from logmine.formats.native.attrs import ATTRS_CACHE_SIZE, _AttrsCache, _canonical_attrs  # noqa: F401 - re-exported
+from logmine.formats.native.checks import (  # noqa: F401 - _SUSPECT, _suspect_rows re-exported for the tests
     _SUSPECT,
     _checks,
     _polars_can_read,
@@ -54,7 +53,8 @@ from logmine.formats._native_checks import (  # noqa: F401 - _SUSPECT, _suspect_
     _ts_value,
     _uncertain_rows,
 )
-from logmine.formats._native_schema import EVENT_COLUMNS, READ_SCHEMA, REQUEST_COLUMNS, _read_schema  # noqa: F401 - re-exported
+from logmine.formats.native.schema import EVENT_COLUMNS, READ_SCHEMA, REQUEST_COLUMNS, _read_schema  # noqa: F401 - re-exported
+from logmine.formats.native.lines import _Lines
 from logmine.records import REJECT_OVERSIZED
 
 CHUNK_BYTES = min(8 << 20, MAX_LINE_BYTES)
@@ -294,42 +294,6 @@ class _Chunk:
             out.append(checked.select(names).filter(pl.Series(rows)).select(exprs))
         self._per_line(lines, numbers, np.flatnonzero(~ok))
         return True
-
-
-class _Lines:
-    """Line boundaries of a chunk, and its lines as a zero-copy Polars column for regex checks."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
-        if data and not data.endswith(b"\n"):
-            ends = np.append(ends, len(data))
-        self.ends = ends
-        self.count = len(ends)
-        self.starts = np.concatenate(([0], ends[:-1] + 1)) if self.count else ends
-        self._column: pl.Series | None = None
-        self._escaped: np.ndarray | None = None
-
-    def raw(self, i: int) -> bytes:
-        """Line ``i`` as the per-line reader sees it (newline and trailing CRs stripped)."""
-        return self.data[int(self.starts[i]):int(self.ends[i])].rstrip(b"\r\n")
-
-    def column(self) -> pl.Series:
-        """Every line (with its newline) as a String column; the data is valid UTF-8 by then."""
-        if self._column is None:
-            offsets = np.empty(self.count + 1, np.int64)
-            offsets[0] = 0
-            offsets[1:] = np.minimum(self.ends + 1, len(self.data))
-            array = pa.LargeStringArray.from_buffers(self.count, pa.py_buffer(offsets), pa.py_buffer(self.data))
-            self._column = pl.Series("raw", array)
-        return self._column
-
-    def escaped(self) -> np.ndarray:
-        """Which lines hold ``\\u`` (only those can spell a key with an escape or hold a surrogate)."""
-        if self._escaped is None:
-            self._escaped = self.column().str.contains("\\u", literal=True).to_numpy()
-        return self._escaped
-
 
 
 @cache

@@ -1,19 +1,17 @@
-"""``attrs`` for the vectorised native reader (:mod:`logmine.formats._native_fast`): cut out of
+"""``attrs`` for the vectorised native reader (:mod:`logmine.formats.native.fast`): cut out of
 the raw lines where that is safe, canonicalised with orjson, and cached across a file's chunks."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 import numpy as np
 import orjson
 import polars as pl
 
-from logmine.formats._base import FrameMemo
-from logmine.formats._native_checks import _WS
+from logmine.memo import FrameMemo
+from logmine.formats.native.lines import _Lines
+from logmine.formats.native.checks import _WS
 
-if TYPE_CHECKING:
-    from logmine.formats._native_fast import _Lines
 
 ATTRS_CACHE_SIZE = 50_000
 """Distinct ``attrs`` texts a file's reader remembers with their canonical JSON."""

@@ -1,0 +1,42 @@
+"""logmine's own JSONL (format ``native``): one record a line, ``"type": "event"`` or
+``"type": "llm_request"``; see :mod:`logmine.formats.native.records` for the records and the
+per-line reader, :mod:`logmine.formats.native.fast` for the vectorised one.
+
+The face of the format: the registry's ``NAME``, ``sniff`` and ``read``, and :func:`read_span`
+for ingest's split of a big file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from logmine.formats._base import Batch
+from logmine.formats.native import fast
+from logmine.formats.native.records import BATCH_LINES, NAME, NativeEvent, NativeRequest, add_line, read_per_line, sniff
+
+__all__ = ["BATCH_LINES", "NAME", "NativeEvent", "NativeRequest", "SMALL_FILE_BYTES", "add_line", "read", "read_per_line", "read_span", "sniff"]
+
+
+SMALL_FILE_BYTES = 1 << 20
+"""Below this size the per-line reader is as fast as the vectorised one (which has fixed costs)."""
+
+
+def read(path: Path, workers: int | None = None) -> Iterator[Batch]:
+    """Read ``path`` with the vectorised reader, or per line for small files.
+
+    ``LOGMINE_NATIVE_FAST=0`` forces the per-line reader, ``=1`` the vectorised one; both yield
+    the same rows. ``workers``: chunks the vectorised reader checks at once in threads (0: one at
+    a time, in step with the caller; None: its default).
+    """
+    choice = os.environ.get("LOGMINE_NATIVE_FAST", "")
+    if choice == "0" or (choice != "1" and path.stat().st_size < SMALL_FILE_BYTES):
+        return read_per_line(path)
+    return fast.read(path) if workers is None else fast.read(path, workers=workers)
+
+
+def read_span(path: Path, start: int, stop: int, first_line: int) -> Iterator[Batch]:
+    """The vectorised reader over bytes ``[start, stop)`` of ``path`` (line-aligned), numbering
+    lines from ``first_line``, one chunk at a time: one part of a big file read in two processes."""
+    return fast.read(path, workers=0, span=(start, stop, first_line))
