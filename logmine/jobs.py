@@ -12,10 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from logmine.stages.compress import CompressConfig
-from logmine.stages.compress import CompressResult, ExportConfig
-from logmine.stages.ingest import IngestConfig, IngestReport
-from logmine.stages.compress import TrimConfig
+from logmine import models
+from logmine.stages.compress import CompressConfig, CompressResult, ExportConfig, TrimConfig
+from logmine.stages.compress import run as run_export
+from logmine.stages.ingest import IngestConfig, IngestReport, ingest
+from logmine.stages.templates import DedupConfig, TemplatesConfig
+from logmine.stages.templates import run as run_templates
+from logmine.workspace import Workspace
 
 ProgressFn = Callable[[str, int, int], None]
 
@@ -75,44 +78,17 @@ def compress_logs(
     progress: ProgressFn = lambda d, a, b: None,
 ) -> CompressJobReport:
     """Ingest ``logs`` into the workspace ``out``, mine and merge templates, compress, write the pack."""
-    from logmine.stages.templates import DedupConfig
-    from logmine.stages.ingest import ingest
-    from logmine.stages.templates import TemplatesConfig
-    from logmine.stages.templates import run as run_templates
-    from logmine.workspace import Workspace
-
     config = config or CompressJobConfig()
     started = time.perf_counter()
     ingest_report = ingest(logs, out, config.ingest, progress=progress)
     dedup = DedupConfig(edit_threshold=config.edit_threshold, semantic_threshold=config.semantic_threshold)
     tconfig = TemplatesConfig(dedup=dedup, embeddings=config.embeddings, embedding_model=config.embedding_model)
     templates_report = run_templates(out, tconfig, progress=progress)
-    embedder, embedding_name = _embedder(config)
-    count_tokens, token_ids, tokenizer_name = _tokenizer(config)
+    embedder, embedding_name = models.embedder_for(config.embeddings, config.embedding_model)
+    count_tokens, token_ids, tokenizer_name = models.tokenizer_for(config.tokenizer)
     export_config = ExportConfig(
         compress=config.compress, trim=config.trim, tokenizer_name=tokenizer_name, embedding_model_name=embedding_name,
         edit_threshold=config.edit_threshold, semantic_threshold=config.semantic_threshold, pack_dir=config.pack_dir,
     )
-    from logmine.stages.compress import run as run_export
-
     result = run_export(Workspace.open(out), embedder, count_tokens, export_config, progress, token_ids)
     return CompressJobReport(ingest_report, templates_report.summary(), result, time.perf_counter() - started)
-
-
-def _embedder(config: CompressJobConfig) -> tuple[Callable[[list[str]], Any], str]:
-    if not config.embeddings:
-        from logmine.embedding import HashingEmbedder
-
-        return HashingEmbedder(), "hashing-bag-of-words"
-    from logmine.models import DEFAULT_EMBEDDING_MODEL, embed, embedding_model_path
-
-    name = config.embedding_model
-    embedding_model_path(name)  # fail early with a clear error when the model is missing
-    return (lambda texts: embed(texts, name)), Path(name).name if name else DEFAULT_EMBEDDING_MODEL
-
-
-def _tokenizer(config: CompressJobConfig) -> tuple[Callable[[list[str]], list[int]], Callable[[list[str]], list[list[int]]], str]:
-    from logmine.models import DEFAULT_GENERATOR, token_functions
-
-    count, ids = token_functions(config.tokenizer)
-    return count, ids, Path(config.tokenizer).name if config.tokenizer else DEFAULT_GENERATOR

@@ -153,6 +153,24 @@ identical with and without the shared-prefix cache. Measured on an H200 with Smo
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
+def embedder_for(embeddings: bool = True, name: str | None = None) -> tuple[Callable[[list[str]], Any], str]:
+    """The embedder of the fidelity check and the near-duplicate merge, and its name: the sentence
+    model ``name`` (its files checked now, loaded on first use) or, with ``embeddings=False``, the
+    deterministic bag-of-words :class:`~logmine.embedding.HashingEmbedder`."""
+    if not embeddings:
+        from logmine.embedding import HashingEmbedder
+
+        return HashingEmbedder(), "hashing-bag-of-words"
+    embedding_model_path(name)  # fail early with a clear error when the model is missing
+    return (lambda texts: embed(texts, name)), Path(name).name if name else DEFAULT_EMBEDDING_MODEL
+
+
+def tokenizer_for(name: str | None = None) -> tuple[Callable[[list[str]], list[int]], Callable[[list[str]], list[list[int]]], str]:
+    """``(count_tokens, token_ids, tokenizer name)`` for a local tokenizer directory (default: the bundled generator's)."""
+    count, ids = token_functions(name)
+    return count, ids, Path(name).name if name else DEFAULT_GENERATOR
+
+
 def generator_dtype(device: str, n_params: int | None, choice: str | None = None) -> str:
     """The torch dtype name a generator of ``n_params`` parameters runs in on ``device``.
 

@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from logmine.errors import FormatVersionError, PackError
+from logmine.hashing import content_id, file_sha256  # noqa: F401 - content_id: part of the pack's API
 
 PACK_FORMAT_VERSION = 1
 PACK_FILE = "pack.json"
@@ -156,16 +157,6 @@ class PackManifest(_Strict):
     files: dict[str, str] = Field(description="relative path -> sha256 hex")
 
 
-def content_id(obj: Any) -> str:
-    """A versioned content hash of canonical JSON: ``b2:<hex>``."""
-    canonical = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "b2:" + hashlib.blake2b(canonical.encode(), digest_size=12).hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def write_pack(pack: TemplatePack, directory: Path | str, extra_files: dict[str, bytes] | None = None) -> Path:
     """Write ``pack`` (and any extra files) to ``directory`` atomically; return the directory."""
     directory = Path(directory)
@@ -253,7 +244,7 @@ def verify_manifest(directory: Path) -> None:
     if unlisted := sorted(present - set(manifest.files)):
         raise PackError(f"{directory}: files not in the manifest: {', '.join(unlisted)}")
     for name, expected in manifest.files.items():
-        if _sha256(directory / name) != expected:
+        if file_sha256(directory / name) != expected:
             raise PackError(f"{directory / name}: sha256 does not match the manifest; the pack was modified")
 
 

@@ -8,9 +8,16 @@ from typing import Annotated
 import typer
 
 from logmine.cli._options import FormatOption, OutOption, QuietOption
-from logmine.cli._output import OutputFormat, emit_json, emit_mapping, emit_table, progress_bar
+from logmine.cli._output import (
+    OutputFormat,
+    emit_json,
+    emit_mapping,
+    emit_table,
+    progress_bar,
+)
+from logmine.formats.registry import FORMATS
 
-INPUT_FORMATS = "native, continue, continue-llm, tabby, jetbrains, kave, otel"
+INPUT_FORMATS = ", ".join(f.name for f in FORMATS)
 
 
 def ingest(

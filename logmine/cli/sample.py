@@ -8,9 +8,16 @@ from typing import Annotated
 import typer
 
 from logmine.cli._options import QuietOption
-from logmine.cli._output import OutputFormat, emit_json, emit_mapping, emit_table, progress_bar
+from logmine.cli._output import (
+    OutputFormat,
+    emit_json,
+    emit_mapping,
+    emit_table,
+    progress_bar,
+)
+from logmine.formats.registry import SAMPLE_FORMATS
 
-LOG_FORMATS = "native, continue, continue-llm, tabby, jetbrains, kave, otel"
+LOG_FORMATS = ", ".join(SAMPLE_FORMATS)
 
 
 def sample(
@@ -22,7 +29,7 @@ def sample(
         "--format", help=f"Log format to write; repeat it or separate by commas (default: all): {LOG_FORMATS}.",
         show_default=False)] = None,
     code_dir: Annotated[Path | None, typer.Option(
-        "--code-dir", help="Source files to fill prompts with (default: logmine's own source).", show_default=False)] = None,
+        "--code-dir", help="Source files to fill prompts with (default: a frozen corpus of Python code, logmine's own 0.1.0 package).", show_default=False)] = None,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace the logs of an earlier run in OUT_DIR.")] = False,
     report: Annotated[OutputFormat, typer.Option(
         "--report", "--format-output",

@@ -7,38 +7,18 @@ error with the install hint.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from logmine.cli._options import FormatOption, QuietOption
 from logmine.cli._output import OutputFormat, emit_json, emit_table, progress_bar
-from logmine.errors import LogmineError, MissingDependencyError
-
-INSTALL_HINT = "pip install -e './serving[server]'  (or: pip install 'logmine-serving[server]')"
+from logmine.serving_layer import serving_module
 
 PackArg = Annotated[Path, typer.Argument(help="The template pack directory (made by `logmine compress`).", show_default=False)]
 ModelOption = Annotated[str | None, typer.Option("--model", help="A local Hugging Face causal LM directory (default: the bundled SmolLM2).")]
 DeviceOption = Annotated[str | None, typer.Option("--device", help="cpu or cuda (default: cuda when present).")]
-
-
-class ServingNotInstalledError(MissingDependencyError):
-    """The serving layer (``logmine_serving``) is not installed."""
-
-    def __init__(self, command: str) -> None:
-        self.package, self.extra = "logmine-serving", "server"
-        LogmineError.__init__(self, f"`logmine {command}` needs the serving layer (logmine-serving); install it with: {INSTALL_HINT}")
-
-
-def _serving(module: str, command: str) -> Any:
-    try:
-        return importlib.import_module(f"logmine_serving.{module}")
-    except ImportError as exc:
-        if exc.name is not None and not exc.name.startswith("logmine_serving"):
-            raise
-        raise ServingNotInstalledError(command) from exc
 
 
 def validate(
@@ -62,7 +42,7 @@ def validate(
 
     Example: logmine validate out/pack --workspace out/ -n 5 --format json
     """
-    cli = _serving("cli", "validate")
+    cli = serving_module("cli", "validate")
     with progress_bar(quiet) as progress:
         doc = cli.run_validate(pack, workspace, per_template, max_tokens, model, device, seed, prefix_cache, update_pack, progress)
     if fmt is OutputFormat.json:
@@ -90,7 +70,7 @@ def serve(
 
     Example: logmine serve out/pack --port 8000 --cache redis://127.0.0.1:6379/0
     """
-    cli = _serving("cli", "serve")
+    cli = serving_module("cli", "serve")
     cli.run_serve(pack, model, device, host, port, max_batch_size, max_delay_ms, max_queue, cache, cache_threshold, max_tokens)
 
 

@@ -1,8 +1,8 @@
 """Format readers, one module per input format, and auto-detection.
 
 Each reader module defines ``NAME``, ``sniff(path, head) -> bool`` and
-``read(path) -> Iterator[Batch]``. Detection tries them in ``DETECTION_ORDER`` (most specific
-first) on the first non-empty lines of a file.
+``read(path) -> Iterator[Batch]``; :mod:`logmine.formats.registry` lists them. Detection tries
+them in :data:`FORMAT_NAMES` order (most specific first) on the first non-empty lines of a file.
 """
 
 from __future__ import annotations
@@ -11,26 +11,19 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 
-from logmine.formats._base import Batch, RecordError, head_lines
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Batch", "RecordError", "FORMAT_NAMES", "get_reader", "detect_format"]
+from logmine.formats.registry import FORMAT_NAMES, MODULES
 
-# name -> module (relative to this package). Most specific first.
-_MODULES = {
-    "otel": "otel",
-    "kave": "kave",
-    "jetbrains": "jetbrains",
-    "tabby": "tabby",
-    "continue-llm": "continue_llm",
-    "continue": "continue_dev",
-    "native": "native",
-}
-FORMAT_NAMES = tuple(_MODULES)
+if TYPE_CHECKING:
+    from logmine.formats._base import Batch, RecordError
+
+__all__ = ["Batch", "RecordError", "FORMAT_NAMES", "available_readers", "get_reader", "detect_format"]
 
 
 def get_reader(name: str) -> ModuleType:
     """The reader module for format ``name`` (one of :data:`FORMAT_NAMES`)."""
-    return importlib.import_module(f"logmine.formats.{_MODULES[name]}")
+    return importlib.import_module(f"logmine.formats.{MODULES[name]}")
 
 
 def available_readers() -> dict[str, ModuleType]:
@@ -48,6 +41,8 @@ def detect_format(path: Path) -> str | None:
     """The format of ``path`` from its first lines, or None when no reader claims it."""
     if path.suffix.lower() == ".zip":
         return "kave"
+    from logmine.formats._base import head_lines  # the readers' base pulls in Polars: not at `logmine --help`
+
     head = head_lines(path)
     if not head:
         return None
@@ -55,3 +50,12 @@ def detect_format(path: Path) -> str | None:
         if reader.sniff(path, head):
             return name
     return None
+
+
+def __getattr__(name: str) -> Any:
+    """``Batch`` and ``RecordError``, the readers' value types, imported on first use (with Polars)."""
+    if name in ("Batch", "RecordError"):
+        from logmine.formats import _base
+
+        return getattr(_base, name)
+    raise AttributeError(f"module 'logmine.formats' has no attribute {name!r}")

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from logmine.errors import InputPathError, LogmineError
+from logmine.formats.registry import FORMAT_NAMES
 
 FORMAT_VERSION = 1
 DATE_PLACEHOLDER = "{date}"
@@ -57,8 +58,6 @@ class InputSpec(_Strict):
     @field_validator("format")
     @classmethod
     def _known_format(cls, value: str | None) -> str | None:
-        from logmine.formats import FORMAT_NAMES
-
         if value is not None and value not in FORMAT_NAMES:
             raise ValueError(f"unknown format {value!r}; one of {', '.join(sorted(FORMAT_NAMES))}")
         return value

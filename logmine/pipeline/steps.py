@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from logmine.errors import LogmineError
+from logmine.serving_layer import serving_module
 from logmine.pipeline import partials as store
 from logmine.pipeline.context import RunContext
 from logmine.pipeline.inputs import InputFile, fingerprint
@@ -171,22 +172,17 @@ def _models(ctx: RunContext, stage: CompressStage) -> tuple[Any, Any, Any]:
         return ctx.models["embedder"], ctx.models["count_tokens"], ctx.models.get("token_ids")
     from logmine import models
 
-    count_tokens, token_ids = models.token_functions(stage.tokenizer)
-
-    def embedder(texts: list[str]) -> Any:
-        return models.embed(texts, stage.embedding_model)
-
+    embedder, _ = models.embedder_for(True, stage.embedding_model)
+    count_tokens, token_ids, _ = models.tokenizer_for(stage.tokenizer)
     return embedder, count_tokens, token_ids
 
 
 # -- serving validation -----------------------------------------------------------------------------
 def validate(ctx: RunContext, stage: ValidateStage) -> dict[str, Any]:
-    from logmine.cli.serving import _serving
-
     pack = ctx.pipeline.pack_dir
     if not (pack / "pack.json").is_file():
         return {"skipped": f"no pack at {pack}"}
-    cli = _serving("cli", "run (validate stage)")
+    cli = serving_module("cli", "run (validate stage)")
     doc = cli.run_validate(pack, ctx.root, stage.per_template, stage.max_tokens, stage.model, stage.device, 0, True, False, ctx.progress)
     return {"total": doc.get("total"), "written": doc.get("written")}
 

@@ -57,7 +57,7 @@ class SampleConfig:
     formats: tuple[str, ...] = FORMATS
     """Which formats to write (names as in :data:`FORMATS`)."""
     code_dir: Path | None = None
-    """Where the code in prompts comes from; None: logmine's own source files."""
+    """Where the code in prompts comes from; None: the frozen corpus (logmine.sample.code.FROZEN_CORPUS)."""
     malformed_rate: float = 0.005
     """Share of lines followed by a planted malformed line, per file."""
     secret_rate: float = 0.03
@@ -163,7 +163,7 @@ def _check(config: SampleConfig) -> None:
 def _prepare(out: Path, config: SampleConfig) -> None:
     if out.exists() and not out.is_dir():
         raise InputPathError(out, "is a file; OUT_DIR must be a directory")
-    ours = [out / name for name in ("native", "continue", "continue-llm", "tabby", "jetbrains", "kave", "otel", TRUTH_FILE)]
+    ours = [out / name for name in (*FORMATS, TRUTH_FILE)]
     existing = [p for p in ours if p.exists()]
     if existing and not config.overwrite:
         raise InputPathError(out, f"already holds generated logs ({existing[0].name}); use --overwrite or another OUT_DIR")

@@ -1,15 +1,22 @@
-"""Real code for the synthetic prompts: source files read from a directory (default: the
-installed logmine package's own ``.py`` files) plus the embedded snippets of
+"""Real code for the synthetic prompts: source files read from a directory (default: the frozen
+corpus ``corpus.json.zst`` beside this module) plus the embedded snippets of
 :mod:`logmine.sample.snippets`, and the cuts a code assistant makes of them (prefix / middle /
-suffix at a cursor, a selected block)."""
+suffix at a cursor, a selected block).
+
+The frozen corpus is logmine's own Python package as it stood at version 0.1.0 (commit
+3af93c2), 116 files, stored once so that the sample does not change when the source does.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import zstandard
 
 from logmine.errors import InputPathError
 from logmine.language import language_from_path
@@ -79,12 +86,20 @@ class Corpus:
         return sorted(self.by_language)
 
 
+FROZEN_CORPUS = Path(__file__).with_name("corpus.json.zst")
+"""The default code: ``[[path, text], ...]`` in the order a directory walk reads them."""
+
+
 def load_corpus(code_dir: Path | None) -> Corpus:
-    """Read the code files under ``code_dir`` (default: logmine's own package) plus the snippets."""
-    root = Path(code_dir) if code_dir is not None else Path(__file__).resolve().parent.parent
-    if not root.is_dir():
-        raise InputPathError(root, "is not a directory (--code-dir)")
-    files = [f for f in _read_dir(root)] + [CodeFile(p, language_from_path(p) or "text", t) for p, t in SNIPPETS.items()]
+    """Read the code files under ``code_dir`` (default: the frozen corpus) plus the snippets."""
+    if code_dir is None:
+        read = _read_frozen()
+    else:
+        root = Path(code_dir)
+        if not root.is_dir():
+            raise InputPathError(root, "is not a directory (--code-dir)")
+        read = _read_dir(root)
+    files = read + [CodeFile(p, language_from_path(p) or "text", t) for p, t in SNIPPETS.items()]
     files = [f for f in files if f.lines >= 8]
     by_language: dict[str, list[CodeFile]] = {}
     digest = hashlib.blake2b(digest_size=16)
@@ -92,6 +107,11 @@ def load_corpus(code_dir: Path | None) -> Corpus:
         by_language.setdefault(f.language, []).append(f)
         digest.update(f.path.encode() + b"\0" + f.text.encode() + b"\0")
     return Corpus(files, by_language, "b2:" + digest.hexdigest())
+
+
+def _read_frozen() -> list[CodeFile]:
+    pairs = json.loads(zstandard.ZstdDecompressor().decompress(FROZEN_CORPUS.read_bytes()))
+    return [CodeFile(path, language_from_path(path) or "text", text) for path, text in pairs]
 
 
 def _read_dir(root: Path) -> list[CodeFile]:

@@ -15,7 +15,8 @@ import jinja2
 import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from logmine.jobs import CompressJobConfig, _tokenizer, compress_logs
+from logmine.jobs import CompressJobConfig, compress_logs
+from logmine.models import tokenizer_for
 from logmine.pack import load_pack
 from logmine.stages.compress.compressor import CompressConfig, Compressor
 from logmine.embedding import HashingEmbedder
@@ -134,7 +135,7 @@ def test_summary_counts_what_was_redacted(job) -> None:  # noqa: ANN001
 def test_lossy_templates_respect_the_gate_and_save_tokens(job) -> None:  # noqa: ANN001
     ws, report = job
     pack = load_pack(ws / "pack")
-    count, _, _ = _tokenizer(CompressJobConfig())
+    count, _, _ = tokenizer_for(CompressJobConfig().tokenizer)
     check = Compressor(HashingEmbedder(), count, CompressConfig(min_fidelity=pack.thresholds.min_fidelity))
     lossy = [t for t in pack.templates if t.lossy]
     assert lossy, "the verbose templates should have been pruned"

@@ -146,7 +146,7 @@ def test_fim_templates_are_kept_byte_for_byte(job) -> None:  # noqa: ANN001
 
 
 def test_names_are_unique_and_do_not_depend_on_the_compression(job, tmp_path: Path) -> None:  # noqa: ANN001
-    from logmine.jobs import _tokenizer
+    from logmine.models import tokenizer_for
     from logmine.stages.compress.export import ExportConfig
     from logmine.stages.compress.export import run as export
     from logmine.embedding import HashingEmbedder
@@ -154,7 +154,7 @@ def test_names_are_unique_and_do_not_depend_on_the_compression(job, tmp_path: Pa
     out, _ = job
     pack = load_pack(out / "pack")
     assert len({t.name for t in pack.templates}) == len(pack.templates)
-    count, _, _ = _tokenizer(CONFIG)
+    count, _, _ = tokenizer_for(CONFIG.tokenizer)
     config = ExportConfig(compress=CompressConfig(lossy=False, reorder=False), trim=None, pack_dir=tmp_path / "other")
     export(Workspace.open(out), HashingEmbedder(), count, config)
     other = load_pack(tmp_path / "other")

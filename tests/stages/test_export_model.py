@@ -14,7 +14,8 @@ import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from test_export_corpus import corpus
 
-from logmine.jobs import CompressJobConfig, _tokenizer, compress_logs
+from logmine.jobs import CompressJobConfig, compress_logs
+from logmine.models import tokenizer_for
 from logmine.pack import PACK_FILE, load_pack
 from logmine.stages.compress.compressor import CompressConfig, Compressor, is_fim
 from logmine.workspace import Workspace
@@ -33,7 +34,7 @@ def _check(ws: Path) -> None:
     from logmine.models import embed
 
     pack = load_pack(ws / "pack")
-    count, _, _ = _tokenizer(CompressJobConfig())
+    count, _, _ = tokenizer_for(CompressJobConfig().tokenizer)
     check = Compressor(lambda texts: embed(texts), count, CompressConfig(min_fidelity=pack.thresholds.min_fidelity))
     for t in pack.templates:
         fid = check.fidelity(t.original_source, t.source)

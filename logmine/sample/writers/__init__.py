@@ -1,20 +1,23 @@
-"""One writer per log format; :data:`WRITERS` maps the format name to its writer class."""
+"""One writer per log format, in the module the format registry names
+(:mod:`logmine.formats.registry`); :data:`WRITERS` maps the format name to its writer class."""
 
 from __future__ import annotations
 
-from logmine.sample.writers._base import Writer
-from logmine.sample.writers.continue_dev import ContinueDevWriter
-from logmine.sample.writers.continue_llm import ContinueLlmWriter
-from logmine.sample.writers.jetbrains import JetBrainsWriter
-from logmine.sample.writers.kave import KaveWriter
-from logmine.sample.writers.native import NativeWriter
-from logmine.sample.writers.otel import OtelWriter
-from logmine.sample.writers.tabby import TabbyWriter
+import importlib
 
-WRITERS: dict[str, type[Writer]] = {
-    w.NAME: w
-    for w in (NativeWriter, ContinueDevWriter, ContinueLlmWriter, TabbyWriter, JetBrainsWriter, KaveWriter, OtelWriter)
-}
+from logmine.formats.registry import FORMATS
+from logmine.sample.writers._base import Writer
+
+
+def _writer(module: str, name: str) -> type[Writer]:
+    mod = importlib.import_module(f"logmine.sample.writers.{module}")
+    found = [c for c in vars(mod).values() if isinstance(c, type) and issubclass(c, Writer) and c is not Writer and c.NAME == name]
+    if len(found) != 1:
+        raise ImportError(f"logmine.sample.writers.{module} must define one Writer with NAME = {name!r}")
+    return found[0]
+
+
+WRITERS: dict[str, type[Writer]] = {f.name: _writer(f.module, f.name) for f in FORMATS if f.sample}
 """Format name (as ``--format`` takes it) -> writer, in the order files are generated."""
 
 __all__ = ["WRITERS", "Writer"]

@@ -42,6 +42,7 @@ import polars as pl
 
 from logmine.engine import Engine
 from logmine.errors import InputPathError, OptionError
+from logmine.hashing import file_sha256
 from logmine.formats import FORMAT_NAMES, Batch, detect_format, get_reader, native
 from logmine.records import (
     EVENTS_SCHEMA,
@@ -184,14 +185,6 @@ def _ignore_patterns(directory: Path) -> list[str]:
 def _ignored(rel: Path, patterns: list[str]) -> bool:
     """True when ``rel`` (relative to the input directory) or its name matches an ignore pattern."""
     return any(rel.match(p) or fnmatch.fnmatch(rel.as_posix(), p) for p in patterns)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def source_key(path: str) -> str:

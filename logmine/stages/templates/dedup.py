@@ -34,7 +34,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from logmine.pack import content_id
+from logmine.hashing import content_id
 from logmine.stages.templates.cluster import find_root
 from logmine.stages.templates.bodies import SENTINELS
 

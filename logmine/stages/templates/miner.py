@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from logmine.masking import DEFAULT_RULES, WILDCARD, Masker, MaskRule
-from logmine.pack import content_id
+from logmine.hashing import content_id
 from logmine.stages.templates.anchors import Hosts, is_pattern
 from logmine.stages.templates.cluster import ClusterParams, Group, cluster, collapse_wildcards
 from logmine.stages.templates.state import MinerState, group_text, split_tokens
