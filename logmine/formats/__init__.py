@@ -15,8 +15,10 @@ from logmine.formats._base import Batch, RecordError, head_lines
 
 __all__ = ["Batch", "RecordError", "FORMAT_NAMES", "get_reader", "detect_format"]
 
-# name -> module (relative to this package). Most specific first.
+# name -> module (relative to this package). Most specific first: the prompt log's text first,
+# so a JSON reader's sniff never claims it for a prompt that quotes JSON.
 _MODULES = {
+    "continue-prompt-log": "continue_prompt_log",
     "otel": "otel",
     "kave": "kave",
     "jetbrains": "jetbrains",
