@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from logmine.errors import NoPromptsError
 from logmine.stages.compress import CompressConfig
 from logmine.stages.export import CompressResult, ExportConfig
 from logmine.stages.ingest import IngestConfig, IngestReport
@@ -87,6 +88,8 @@ def compress_logs(
     dedup = DedupConfig(edit_threshold=config.edit_threshold, semantic_threshold=config.semantic_threshold)
     tconfig = TemplatesConfig(dedup=dedup, embeddings=config.embeddings, embedding_model=config.embedding_model)
     templates_report = run_templates(out, tconfig, progress=progress)
+    if not templates_report.requests_with_prompt:
+        raise NoPromptsError(out, templates_report.requests, _requests_by_format(Workspace.open(out)))
     embedder, embedding_name = _embedder(config)
     count_tokens, token_ids, tokenizer_name = _tokenizer(config)
     export_config = ExportConfig(
@@ -97,6 +100,13 @@ def compress_logs(
 
     result = run_export(Workspace.open(out), embedder, count_tokens, export_config, progress, token_ids)
     return CompressJobReport(ingest_report, templates_report.summary(), result, time.perf_counter() - started)
+
+
+def _requests_by_format(ws: Any) -> dict[str, int]:
+    if not ws.has_table("llm_requests"):
+        return {}
+    counts = ws.scan("llm_requests").group_by("source_format").len().collect()
+    return {str(name): int(n) for name, n in counts.iter_rows()}
 
 
 def _embedder(config: CompressJobConfig) -> tuple[Callable[[list[str]], Any], str]:
