@@ -12,8 +12,9 @@ from pathlib import Path
 from types import ModuleType
 
 from logmine.formats._base import Batch, RecordError, head_lines
+from logmine.formats._otel_logs import companion
 
-__all__ = ["Batch", "RecordError", "FORMAT_NAMES", "get_reader", "detect_format"]
+__all__ = ["FORMAT_NAMES", "Batch", "RecordError", "companion", "companion_files", "detect_format", "get_reader"]
 
 # name -> module (relative to this package). Most specific first: the prompt log's text first,
 # so a JSON reader's sniff never claims it for a prompt that quotes JSON.
@@ -57,3 +58,12 @@ def detect_format(path: Path) -> str | None:
         if reader.sniff(path, head):
             return name
     return None
+
+
+def companion_files(path: Path, fmt: str | None = None) -> list[Path]:
+    """The existing files a reader reads together with ``path``: an OTel spans file's log records
+    file (``x.jsonl`` / ``x.logs.jsonl``) and back. ``fmt``: the forced format, else detected."""
+    other = companion(path)
+    if other is None or not other.is_file():
+        return []
+    return [other] if (fmt or detect_format(path)) == "otel" else []
