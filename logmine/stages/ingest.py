@@ -12,6 +12,10 @@
   its partitions replace the old ones. Running twice on the same input leaves every table equal.
 * Atomic: the whole run is one workspace transaction; a run killed at any moment leaves the
   previous workspace as it was (see :mod:`logmine.workspace`).
+* Companions: a file whose reader reads another with it (an OTel spans file ``x.jsonl`` and its
+  GenAI log records ``x.logs.jsonl``, joined by span id: :mod:`logmine.formats.otel`) is ingested
+  with it, even when only one was named, and read again when the other changed, appeared or went;
+  each still is its own partition, and each request a row of exactly one of them.
 * Rows without an id of their own get ``<path key>:<line>:<index in line>``, stable across runs.
 * User ids are replaced by a keyed hash (:func:`pseudonymise`), in rejected lines' text too
   (:func:`scrub_users`); the key stays in the workspace config (or ``LOGMINE_USER_KEY``), never
