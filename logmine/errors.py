@@ -67,3 +67,19 @@ class MissingDependencyError(LogmineError):
     def __init__(self, package: str, extra: str, purpose: str) -> None:
         self.package, self.extra = package, extra
         super().__init__(f"{purpose} needs {package}; install it with: pip install 'logmine[{extra}]'")
+
+
+class NoPromptsError(LogmineError):
+    """``compress`` found no request with a prompt: the pack would be empty, so none is written."""
+
+    def __init__(self, workspace: Path | str, requests: int, by_format: dict[str, int]) -> None:
+        self.workspace, self.requests, self.by_format = Path(workspace), requests, dict(by_format)
+        if requests:
+            formats = ", ".join(f"{name}: {n}" for name, n in sorted(by_format.items()))
+            message = (f"{requests} requests ingested but none carries a prompt ({formats}), so there is no template to pack; "
+                       "give compress the logs that hold the prompt text (OpenTelemetry GenAI in its default mode writes it "
+                       "as log records: pass the .logs.jsonl file beside the spans, with message content capture on)")
+        else:
+            message = ("no LLM request was ingested, so there is no template to pack; compress needs an assistant's logs "
+                       "(editor events alone go to `logmine flows`)")
+        super().__init__(message)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from logmine import models
+from logmine.errors import NoPromptsError
 from logmine.stages.compress import CompressConfig, CompressResult, ExportConfig, TrimConfig
 from logmine.stages.compress import run as run_export
 from logmine.stages.ingest import IngestConfig, IngestReport, ingest
@@ -84,6 +85,8 @@ def compress_logs(
     dedup = DedupConfig(edit_threshold=config.edit_threshold, semantic_threshold=config.semantic_threshold)
     tconfig = TemplatesConfig(dedup=dedup, embeddings=config.embeddings, embedding_model=config.embedding_model)
     templates_report = run_templates(out, tconfig, progress=progress)
+    if not templates_report.requests_with_prompt:
+        raise NoPromptsError(out, templates_report.requests, _requests_by_format(Workspace.open(out)))
     embedder, embedding_name = models.embedder_for(config.embeddings, config.embedding_model)
     count_tokens, token_ids, tokenizer_name = models.tokenizer_for(config.tokenizer)
     export_config = ExportConfig(
@@ -92,3 +95,10 @@ def compress_logs(
     )
     result = run_export(Workspace.open(out), embedder, count_tokens, export_config, progress, token_ids)
     return CompressJobReport(ingest_report, templates_report.summary(), result, time.perf_counter() - started)
+
+
+def _requests_by_format(ws: Any) -> dict[str, int]:
+    if not ws.has_table("llm_requests"):
+        return {}
+    counts = ws.scan("llm_requests").group_by("source_format").len().collect()
+    return {str(name): int(n) for name, n in counts.iter_rows()}

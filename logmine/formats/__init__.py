@@ -13,12 +13,13 @@ from types import ModuleType
 
 from typing import TYPE_CHECKING, Any
 
+from logmine.formats._otel_logs import companion
 from logmine.formats.registry import FORMAT_NAMES, MODULES
 
 if TYPE_CHECKING:
     from logmine.formats._base import Batch, RecordError
 
-__all__ = ["Batch", "RecordError", "FORMAT_NAMES", "available_readers", "get_reader", "detect_format"]
+__all__ = ["FORMAT_NAMES", "Batch", "RecordError", "available_readers", "companion", "companion_files", "detect_format", "get_reader"]
 
 
 def get_reader(name: str) -> ModuleType:
@@ -59,3 +60,12 @@ def __getattr__(name: str) -> Any:
 
         return getattr(_base, name)
     raise AttributeError(f"module 'logmine.formats' has no attribute {name!r}")
+
+
+def companion_files(path: Path, fmt: str | None = None) -> list[Path]:
+    """The existing files a reader reads together with ``path``: an OTel spans file's log records
+    file (``x.jsonl`` / ``x.logs.jsonl``) and back. ``fmt``: the forced format, else detected."""
+    other = companion(path)
+    if other is None or not other.is_file():
+        return []
+    return [other] if (fmt or detect_format(path)) == "otel" else []

@@ -12,14 +12,23 @@ Every line is one accounting unit and gives at most one ``events`` row.
   carries ``product``, and the ``build`` go to ``attrs``, so flows can be split per product).
 - Action names: the ``actions`` group (``action.invoked``, ``action.finished``,
   ``custom.action.invoked``; older recorders used the action id as the event id) maps the action
-  id through :data:`ACTION_IDS` / :data:`ACTION_PREFIXES`; ``file.types.usage`` open/close/edit
-  map to ``file.open`` / ``file.close`` / ``editor.edit``; the inline completion groups
+  id through :data:`ACTION_IDS` / :data:`ACTION_PREFIXES` (saves, formatting, runs, builds,
+  tests, navigation and caret moves, finds, VCS, completion, typing actions and refactorings,
+  which are ``editor.edit``); the other collectors' events map through :data:`GROUP_EVENTS`
+  (``file.types.usage`` open / close / edit / select, ``editor.typing`` typed, ``lifecycle``
+  frame (de)activation, ``toolwindow`` activation and ``ui.dialogs`` show / close, which are
+  ``window.focus`` as KaVE's window events are); the inline completion groups
   (``inline.completion`` and the ML recorder's ``inline.completion.v2``) map to
   ``completion.*`` by event id and ``finish_type``; a state collector's snapshot
   (``"state": true``) is ``ide.state``. Everything else is ``other:<group>/<event>``, and an
-  unmapped action id is ``other:<action id>``. Run-configuration and VCS groups are left as
-  ``other:``: the action that started the run or the commit is already mapped, and mapping both
-  would count one run twice.
+  unmapped action id is ``other:<action id>``.
+- What the IDE records of work a user action started -- ``run.configuration.exec`` (the
+  configuration run, with its ``executor`` and type ``id``), ``vcs`` activities (``commit.*``,
+  ``update.*``, ``fetch.*``), ``refactoring`` handlers and ``productivity`` ``feature.used`` --
+  is ``ide.activity``, not ``run.start`` / ``vcs.commit`` / ``editor.edit``: the action that
+  started it is logged too (``Run``, ``CheckinProject``, ``RenameElement``) and already maps to
+  those, and mapping both would count one run, commit or rename twice. The raw names stay in
+  ``attrs`` (``group``, ``event_id``, ``data``).
 - ``attrs`` holds ``raw_action``, ``group``, ``group_version``, ``event_id``, ``build``,
   ``recorder_version``, ``bucket``, ``product``, ``count`` (merged events) or ``state``, and the
   event's whole ``data`` object.
@@ -84,21 +93,50 @@ ACTION_IDS: dict[str, str] = {
     "EditorDuplicate": "editor.edit", "CommentByLineComment": "editor.edit", "CommentByBlockComment": "editor.edit",
     "EditorCompleteStatement": "editor.edit", "EditorJoinLines": "editor.edit",
     "OpenFile": "file.open", "CloseContent": "file.close", "CloseEditor": "file.close", "CloseAllEditors": "file.close",
+    "EditorTab": "editor.edit", "EditorIndentSelection": "editor.edit", "EditorUnindentSelection": "editor.edit",
+    "MoveLineUp": "editor.edit", "MoveLineDown": "editor.edit", "MoveStatementUp": "editor.edit",
+    "MoveStatementDown": "editor.edit", "EditorToggleCase": "editor.edit", "EditorSplitLine": "editor.edit",
+    "RenameElement": "editor.edit", "ExtractMethod": "editor.edit", "IntroduceVariable": "editor.edit",
+    "IntroduceField": "editor.edit", "IntroduceConstant": "editor.edit", "IntroduceParameter": "editor.edit",
+    "Inline": "editor.edit", "ChangeSignature": "editor.edit", "Move": "editor.edit", "SafeDelete": "editor.edit",
+    "ExtractInterface": "editor.edit", "ExtractSuperclass": "editor.edit", "MembersPullUp": "editor.edit",
+    "MemberPushDown": "editor.edit",
+    **{caret + selection: "editor.navigate" for caret in (
+        "EditorRight", "EditorLeft", "EditorUp", "EditorDown", "EditorLineStart", "EditorLineEnd", "EditorPageUp",
+        "EditorPageDown", "EditorTextStart", "EditorTextEnd", "EditorNextWord", "EditorPreviousWord",
+        "EditorCodeBlockStart", "EditorCodeBlockEnd", "EditorMatchBrace") for selection in ("", "WithSelection")},
+    "EditorScrollUp": "editor.navigate", "EditorScrollDown": "editor.navigate",
 }
-"""Well-known IntelliJ platform action ids (``IdeActions`` and the bundled plugins)."""
+"""Well-known IntelliJ platform action ids (``IdeActions`` and the bundled plugins); caret moves
+(with or without selection) are ``editor.navigate``, refactorings ``editor.edit``."""
 
 ACTION_PREFIXES: tuple[tuple[str, str], ...] = (
     ("RunTests", "test.run"), ("Run.Tests", "test.run"), ("RerunFailed", "test.run"),
     ("Find", "editor.find"), ("Replace", "editor.find"),
     ("Goto", "editor.navigate"),
     ("Git.Commit", "vcs.commit"), ("Vcs.Commit", "vcs.commit"), ("Vcs.", "vcs.action"), ("Git.", "vcs.action"),
-    ("ChangesView.", "vcs.action"),
+    ("ChangesView.", "vcs.action"), ("Activate", "window.focus"),  # ActivateProjectToolWindow, ...
 )
 """Checked in order after :data:`ACTION_IDS`."""
 
+GROUP_EVENTS: dict[tuple[str, str], str] = {
+    ("file.types.usage", "open"): "file.open", ("file.types.usage", "create_by_new_file"): "file.open",
+    ("file.types.usage", "close"): "file.close", ("file.types.usage", "edit"): "editor.edit",
+    ("file.types.usage", "select"): "editor.navigate",  # another file's editor tab selected
+    ("editor.typing", "typed"): "editor.edit",
+    ("lifecycle", "frame.activated"): "window.focus", ("lifecycle", "frame.deactivated"): "window.focus",
+    ("toolwindow", "activated"): "window.focus",
+    ("ui.dialogs", "show"): "window.focus", ("ui.dialogs", "close"): "window.focus",
+    ("ui.dialogs", "help.clicked"): "ide.activity",
+}
+"""``(group, event id)`` -> action for the collectors other than ``actions`` and inline completion."""
+ACTIVITY_GROUPS = frozenset({"run.configuration.exec", "refactoring", "productivity"})
+"""Groups whose every event records work a logged action started: ``ide.activity`` (see the module doc)."""
+VCS_ACTIVITIES = ("commit.", "update.", "fetch.")
+"""``vcs`` group events (IDE activities: ``<name>.started`` / ``.finished``) that are ``ide.activity``."""
+
 _NOT_NAVIGATION = {"GotoAction"}  # "Find Action" opens the action palette; it navigates nowhere
 _ACTION_EVENTS = {"action.invoked", "action.finished", "custom.action.invoked"}
-_FILE_EVENTS = {"open": "file.open", "close": "file.close", "edit": "editor.edit"}
 _COMPLETION_GROUPS = {"inline.completion", "inline.completion.v2"}
 _SHOWN_LATENCY_KEYS = ("time_to_show", "time_to_start_showing")
 
@@ -179,8 +217,10 @@ def _action(group_id: str, event_id: str, data: dict[str, Any], state: bool) -> 
         if action_id in _NOT_NAVIGATION:
             return "other:" + action_id, action_id, action_id
         return map_action(action_id, ACTION_IDS, ACTION_PREFIXES), action_id, action_id
-    if group_id == "file.types.usage" and event_id in _FILE_EVENTS:
-        return _FILE_EVENTS[event_id], raw, None
+    if (group_id, event_id) in GROUP_EVENTS:
+        return GROUP_EVENTS[group_id, event_id], raw, None
+    if group_id in ACTIVITY_GROUPS or (group_id == "vcs" and event_id.startswith(VCS_ACTIVITIES)):
+        return "ide.activity", raw, None
     if group_id in _COMPLETION_GROUPS:
         return _completion_action(event_id, _flat(data)) or "other:" + raw, raw, None
     return "other:" + raw, raw, None

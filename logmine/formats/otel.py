@@ -1,4 +1,5 @@
-"""OpenTelemetry GenAI spans exported as OTLP/JSON (``resourceSpans[].scopeSpans[].spans[]``).
+"""OpenTelemetry GenAI spans and log records exported as OTLP/JSON (``resourceSpans[].scopeSpans[].spans[]``,
+``resourceLogs[].scopeLogs[].logRecords[]``).
 
 A file is either JSON Lines of export requests, one a line as the collector's file exporter
 writes them (chosen when the first non-empty line is a whole ``{...}``), or a JSON document: one
@@ -11,13 +12,35 @@ Accounting -- one rule per shape, and ``lines_read == lines_accepted + rejects``
   is accepted when it gives at least one row or has no bad span, and rejected (with the first bad
   span's reason) only when its GenAI spans are all bad. Bad spans on an accepted line are logged
   as warnings, not rejected: a line is one unit and cannot be both.
-- A document: the unit is the span (``source_line`` = its 1-based position in the document). Each
-  span is accepted or rejected on its own; malformed JSON, or an export request of the wrong
-  shape, is one rejected unit.
+- A document: the unit is the span or log record (``source_line`` = its 1-based position in the
+  document). Each is accepted or rejected on its own; malformed JSON, or an export request of the
+  wrong shape, is one rejected unit.
 
-Spans without any ``gen_ai.*`` attribute and without a GenAI operation name (HTTP, DB, ...) give
-no row but count as accepted: they are valid input this reader has nothing to take from. OTLP
-logs and metrics requests (``resourceLogs`` / ``resourceMetrics``) hold no spans.
+Spans without any ``gen_ai.*`` attribute and without a GenAI operation name (HTTP, DB, ...), log
+records of no ``gen_ai.*`` event and metrics requests give no row but count as accepted: they are
+valid input this reader has nothing to take from.
+
+Spans and their events in two files. In the default (stable) semantic conventions the official
+instrumentations export prompts and completions as GenAI events in log records
+(:mod:`logmine.formats._otel_logs`), tied to their span by ``traceId`` / ``spanId``; the span
+carries the timing, model and token usage. The log records may be in the spans file or in its
+companion, named ``x.logs.jsonl`` beside ``x.jsonl`` (compressed alike). Reading either file reads
+the GenAI records of both (and which spans make requests), and each request becomes ONE row:
+
+- a span's row (in its file's rows) takes its prompt and completion from its events wherever they
+  are (``attrs.log_records`` counts them), when the span carries none of its own;
+- events whose span is in neither file make a request of their own: ``kind`` chat, ``ts`` = the
+  first event's time, prompt and completion from the events, no timings, ``request_id`` =
+  ``<traceId>:<spanId>`` as the span's would be; the row belongs to the first line holding one of
+  them, in the spans file before the logs file;
+- every other line of GenAI events is accepted and gives no row: its events are in a row already.
+
+So each file's rows stay its own partition and exact; ingest reads a pair together and reads a
+file again when its companion changed (:mod:`logmine.stages.ingest`). Message events render as
+the ``gen_ai_latest_experimental`` span attributes do (``role: text`` lines, tool calls as
+``[tool_call name {args}]``, tool results as ``[tool_call_response ...]``), so both modes give the
+same prompt text. Every chat request (span or events) also makes the ``chat.request`` event that
+Continue's and Tabby's chats make, with ``request_id``, ``model`` and the trace and span ids.
 
 Inference spans (``gen_ai.operation.name`` chat / text_completion / generate_content, a span
 name starting with one, OpenLLMetry's ``llm.request.type``, or a GenAI span that carries content
@@ -44,35 +67,38 @@ retrieval, invoke_agent, ...) -> ``other:<operation>``, ``duration_ms`` = end - 
 
 from __future__ import annotations
 
-import ast
 import json
 import logging
-import math
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from logmine.formats._base import (
-    TS_MAX,
-    TS_MIN,
     Batch,
     RecordError,
     attrs_json,
     check_type,
     head_lines,
+    iter_json_records,
     latency,
     optional,
-    read_batches,
     reject,
-    require,
 )
+from logmine.formats._genai_messages import completion_text, prompt_text
 from logmine.formats._jsondoc import iter_json_values, looks_like_jsonl, read_document
+from logmine.formats._otel_logs import (
+    LogEvent,
+    companion,
+    event_messages,
+    is_logs_file,
+    iter_log_records,
+    log_event,
+)
+from logmine.formats._otlp import attributes, nanos_ts, unix_nanos
 from logmine.records import (
     REJECT_ABSURD_VALUE,
     REJECT_MISSING_FIELD,
     REJECT_UNKNOWN_RECORD,
-    REJECT_WRONG_TYPE,
 )
 
 log = logging.getLogger(__name__)
@@ -97,75 +123,181 @@ _CONSUMED = {
     "gen_ai.usage.completion_tokens", "gen_ai.response.time_to_first_chunk",
 }
 _DETAIL_EVENTS = {"gen_ai.client.inference.operation.details", "gen_ai.content.prompt", "gen_ai.content.completion"}
-_MESSAGE_EVENTS = {"gen_ai.system.message": "system", "gen_ai.user.message": "user", "gen_ai.assistant.message": "assistant",
-                   "gen_ai.tool.message": "tool"}
 _CHUNK_TEXT_KEYS = ("gen_ai.chunk.content", "gen_ai.content", "content", "text", "chunk")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def sniff(path: Path, head: list[bytes]) -> bool:
-    return any(b'"resourceSpans"' in line for line in head)
+    return any(b'"resourceSpans"' in line or b'"resourceLogs"' in line for line in head)
 
 
 def read(path: Path) -> Iterator[Batch]:
-    if looks_like_jsonl(head_lines(path, 1)):
-        yield from _read_lines(path)
-    else:
-        yield from _read_document(path)
-
-
-def _read_lines(path: Path) -> Iterator[Batch]:
-    def add_rows(batch: Batch, obj: Any, number: int) -> None:
-        rows, errors = _line_rows(obj, number)
-        if errors and not rows:
-            first = errors[0]
-            more = f" (and {len(errors) - 1} more bad spans)" if len(errors) > 1 else ""
-            raise RecordError(first.kind, first.detail + more)
-        for err in errors:
-            log.warning("%s:%d: a span was skipped: %s", path, number, err)
-        _add(batch, rows)
-
-    yield from read_batches(path, add_rows, BATCH_UNITS)
-
-
-def _line_rows(obj: Any, number: int) -> tuple[list[tuple[str, dict[str, Any]]], list[RecordError]]:
-    rows, errors = [], []
-    for span, resource in iter_spans(obj):
+    """The rows of ``path``, its spans joined with the GenAI log records of ``path`` and of its
+    companion file (``x.jsonl`` <-> ``x.logs.jsonl``) when that exists (see the module doc)."""
+    files = [p for p in sorted({path, *_existing_companion(path)}, key=_naming_rank)]
+    index = _Index(files)
+    rank = files.index(path)
+    batch, emitted = Batch(), set()
+    for unit, raw, records in _units(path):
+        batch.lines_read += 1
         try:
-            row = span_row(span, resource, number)
+            if isinstance(records, RecordError):
+                raise records
+            rows, errors = _unit_rows(records, unit, index, rank, emitted)
+            if errors and not rows:
+                first = errors[0]
+                more = f" (and {len(errors) - 1} more bad records)" if len(errors) > 1 else ""
+                raise RecordError(first.kind, first.detail + more)
+            for err in errors:
+                log.warning("%s:%d: a record was skipped: %s", path, unit, err)
+            _add(batch, rows)
+            batch.lines_accepted += 1
         except RecordError as err:
-            errors.append(err)
-            continue
-        if row is not None:
-            rows.append(row)
-    return rows, errors
+            batch.rejects.append(reject(unit, raw, err))
+        if batch.lines_read >= BATCH_UNITS:
+            yield batch
+            batch = Batch()
+    yield batch
 
 
-def _read_document(path: Path) -> Iterator[Batch]:
-    batch, unit = Batch(), 0
+def _existing_companion(path: Path) -> list[Path]:
+    other = companion(path)
+    return [other] if other is not None and other.is_file() else []
+
+
+def _naming_rank(path: Path) -> tuple[bool, str]:
+    """Spans file first, logs file second: the order that decides which file owns a span's events."""
+    return is_logs_file(path), path.name
+
+
+Record = tuple[str, Any, dict[str, Any]]
+"""``("span" | "log", item, context)``: one span or log record of an export request."""
+
+
+def _units(path: Path) -> Iterator[tuple[int, bytes, list[Record] | RecordError]]:
+    """``(unit, raw, records)``: a JSON Lines file's lines, or a JSON document's records one by one."""
+    if looks_like_jsonl(head_lines(path, 1)):
+        for number, raw, obj in iter_json_records(path):
+            try:
+                yield number, raw, obj if isinstance(obj, RecordError) else list(iter_records(obj))
+            except RecordError as err:
+                yield number, raw, err
+        return
+    unit = 0
     for obj, raw in iter_json_values(read_document(path)):
         try:
             if isinstance(obj, RecordError):
                 raise obj
-            spans = list(iter_spans(obj))
+            records = list(iter_records(obj))
         except RecordError as err:
             unit += 1
-            batch.lines_read += 1
-            batch.rejects.append(reject(unit, raw.encode(), err))
+            yield unit, raw.encode(), err
             continue
-        for span, resource in spans:
+        for record in records:
             unit += 1
-            batch.lines_read += 1
+            yield unit, _span_raw(record[1]), [record]
+
+
+def iter_records(obj: Any) -> Iterator[Record]:
+    """The spans and log records of one OTLP/JSON export request (or RecordError)."""
+    obj = check_type(obj, "export request", dict)
+    if "resourceSpans" not in obj and "resourceLogs" not in obj:
+        if "resourceMetrics" in obj:
+            return
+        raise RecordError(REJECT_UNKNOWN_RECORD, "not an OTLP/JSON trace or logs export: no 'resourceSpans' or 'resourceLogs'")
+    records: list[Record] = [("span", span, context) for span, context in iter_spans(obj)] if "resourceSpans" in obj else []
+    if "resourceLogs" in obj:
+        records.extend(("log", record, context) for record, context in iter_log_records(obj))
+    yield from records
+
+
+class _Index:
+    """What the join needs from every file of the pair: each span's GenAI events, the spans that
+    make a request, and for the events of no such span, the first unit (file rank, unit) holding them."""
+
+    def __init__(self, files: list[Path]) -> None:
+        self.events: dict[Any, list[LogEvent]] = {}
+        self.request_spans: set[tuple[str, str]] = set()
+        self.first: dict[Any, tuple[int, int]] = {}
+        for rank, path in enumerate(files):
+            for unit, _, records in _units(path):
+                if not isinstance(records, RecordError):
+                    self._add(records, rank, unit)
+        for events in self.events.values():
+            events.sort(key=lambda e: e.time)
+
+    def _add(self, records: list[Record], rank: int, unit: int) -> None:
+        for i, (kind, item, context) in enumerate(records):
             try:
-                row = span_row(span, resource, unit)
-                _add(batch, [row] if row else [])
-                batch.lines_accepted += 1
-            except RecordError as err:
-                batch.rejects.append(reject(unit, _span_raw(span), err))
-            if batch.lines_read >= BATCH_UNITS:
-                yield batch
-                batch = Batch()
-    yield batch
+                if kind == "span":
+                    row = span_row(item, context, unit)
+                    if row is not None and row[0] == "requests" and isinstance(item.get("traceId"), str):
+                        self.request_spans.add((item["traceId"], item.get("spanId")))
+                    continue
+                event = log_event(item, context)
+            except RecordError:
+                continue  # the record's own file rejects it
+            if event is not None:
+                key = event.key or (rank, unit, i)  # a record that names no span is a request of its own
+                self.events.setdefault(key, []).append(event)
+                self.first.setdefault(key, (rank, unit))
+
+    def owns(self, key: Any, rank: int, unit: int) -> bool:
+        """True when ``unit`` of file ``rank`` is where the events of ``key`` become a request of their own."""
+        return key not in self.request_spans and self.first.get(key) == (rank, unit)
+
+
+def _unit_rows(records: list[Record], unit: int, index: _Index, rank: int,
+               emitted: set[Any]) -> tuple[list[tuple[str, dict[str, Any]]], list[RecordError]]:
+    rows, errors = [], []
+    for i, (kind, item, context) in enumerate(records):
+        try:
+            if kind == "span":
+                key = (item.get("traceId"), item.get("spanId")) if isinstance(item, dict) else None
+                row = span_row(item, context, unit, index.events.get(key, []))
+                rows.extend([row, *_chat_event(row)] if row is not None else [])
+                continue
+            event = log_event(item, context)
+        except RecordError as err:
+            errors.append(err)
+            continue
+        key = None if event is None else event.key or (rank, unit, i)
+        if key is not None and key not in emitted and index.owns(key, rank, unit):
+            emitted.add(key)
+            row = events_request(index.events[key], unit)
+            rows.extend([row, *_chat_event(row)])
+    return rows, errors
+
+
+def _chat_event(row: tuple[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The ``chat.request`` event of a chat request row (Continue's and Tabby's chats make one too)."""
+    table, request = row
+    if table != "requests" or request["kind"] != "chat":
+        return []
+    attrs = json.loads(request["attrs"]) if request.get("attrs") else {}
+    extra = {"raw_action": attrs.get("raw_action") or "chat", "request_id": request.get("request_id"), "model": request.get("model"),
+             "trace_id": attrs.get("trace_id"), "span_id": attrs.get("span_id")}
+    common = {k: request.get(k) for k in ("ts", "session_id", "user_id", "ide", "source_line")}
+    return [("events", {**common, "action": "chat.request", "attrs": attrs_json(extra)})]
+
+
+def events_request(events: list[LogEvent], unit: int) -> tuple[str, dict[str, Any]]:
+    """The ``llm_requests`` row of GenAI events whose span is in neither file: prompt and completion
+    from the events, ``ts`` = the first event's time, no timings (those are the span's)."""
+    prompt, completion, reasons = event_messages(events)
+    details = {k: v for e in events for k, v in e.attrs.items()}
+    first = events[0]
+    extra = {
+        "raw_action": "chat", "provider": _str(details, "gen_ai.provider.name", "gen_ai.system"),
+        "trace_id": first.key[0] if first.key else None, "span_id": first.key[1] if first.key else None,
+        "finish_reasons": reasons or None, "log_records": len(events), "scope": first.context.get("otel.scope.name"),
+    }
+    return "requests", {
+        "ts": nanos_ts(first.time, "timeUnixNano"), "kind": "chat", "source_line": unit,
+        "request_id": f"{first.key[0]}:{first.key[1]}" if first.key else None,
+        "model": _str(details, "gen_ai.request.model", "gen_ai.response.model"), "prompt": prompt, "completion": completion,
+        "session_id": _str(details, "gen_ai.conversation.id"), "ide": _str(first.context, "service.name"),
+        "attrs": attrs_json(extra),
+    }
 
 
 def _add(batch: Batch, rows: list[tuple[str, dict[str, Any]]]) -> None:
@@ -202,88 +334,13 @@ def iter_spans(obj: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
     yield from checked
 
 
-def attributes(value: Any, key: str) -> dict[str, Any]:
-    """OTLP ``[{key, value: {stringValue|intValue|...}}]`` as a plain dict."""
-    if value is None:
-        return {}
-    out: dict[str, Any] = {}
-    for item in check_type(value, key, list):
-        item = check_type(item, f"{key}[]", dict)
-        name = require(item, "key", str)
-        out[name] = any_value(item.get("value"), name)
-    return out
-
-
-def any_value(value: Any, key: str) -> Any:
-    """One OTLP ``AnyValue`` (int64 may come as a string, doubles as "NaN"/"Infinity")."""
-    if value is None:
-        return None
-    value = check_type(value, f"attribute {key!r}", dict)
-    if "stringValue" in value:
-        return check_type(value["stringValue"], key, str)
-    if "boolValue" in value:
-        return check_type(value["boolValue"], key, bool)
-    if "intValue" in value:
-        return _int(value["intValue"], key)
-    if "doubleValue" in value:
-        return _double(value["doubleValue"], key)
-    if "arrayValue" in value:
-        values = (check_type(value["arrayValue"] or {}, key, dict)).get("values") or []
-        return [any_value(v, key) for v in check_type(values, key, list)]
-    if "kvlistValue" in value:
-        return attributes((check_type(value["kvlistValue"] or {}, key, dict)).get("values"), key)
-    if "bytesValue" in value:
-        return check_type(value["bytesValue"], key, str)
-    return None
-
-
-def _int(value: Any, key: str) -> int:
-    if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            raise RecordError(REJECT_WRONG_TYPE, f"attribute {key!r} = {value[:40]!r} is not an integer") from None
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return check_type(value, key, int)
-
-
-def _double(value: Any, key: str) -> float:
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            raise RecordError(REJECT_WRONG_TYPE, f"attribute {key!r} = {value[:40]!r} is not a number") from None
-    return check_type(value, key, float)
-
-
-def unix_nanos(value: Any, key: str) -> int | None:
-    """Unix nanoseconds from an OTLP time field (a decimal string or a number); 0 means unset."""
-    if value is None:
-        return None
-    if isinstance(value, str) and value.isdigit():
-        value = int(value)
-    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
-    elif isinstance(value, bool) or not isinstance(value, int):
-        raise RecordError(REJECT_WRONG_TYPE, f"field {key!r} should be unix nanoseconds, got {str(value)[:40]!r}")
-    return value or None
-
-
-def nanos_ts(nanos: int, key: str) -> datetime:
-    """The UTC time of ``nanos`` (exact to the microsecond), range-checked like ``parse_ts``."""
-    try:
-        ts = _EPOCH + timedelta(microseconds=nanos // 1000)
-    except OverflowError:
-        ts = TS_MAX
-    if not TS_MIN <= ts < TS_MAX:
-        raise RecordError(REJECT_ABSURD_VALUE, f"timestamp {key!r} = {nanos} ns is outside 2000-2100")
-    return ts
-
-
 # -- one span -> one row ---------------------------------------------------------------------------------
-def span_row(span: Any, resource: dict[str, Any], number: int) -> tuple[str, dict[str, Any]] | None:
-    """``("requests" | "events", row)`` for a GenAI span, None for any other span, or RecordError."""
+def span_row(span: Any, resource: dict[str, Any], number: int,
+             logs: list[LogEvent] | None = None) -> tuple[str, dict[str, Any]] | None:
+    """``("requests" | "events", row)`` for a GenAI span, None for any other span, or RecordError.
+
+    ``logs``: the span's GenAI events exported as log records; they give the prompt and the
+    completion when the span carries none."""
     span = check_type(span, "span", dict)
     attrs = attributes(span.get("attributes"), "span.attributes")
     name = optional(span, "name", str) or ""
@@ -311,7 +368,13 @@ def span_row(span: Any, resource: dict[str, Any], number: int) -> tuple[str, dic
     if not is_request:
         action = EVENT_ACTIONS.get(operation or "") or "other:" + (operation or name or "gen_ai")[:200]
         return "events", {**common, "action": action, "duration_ms": total, "attrs": attrs_json(extra)}
-    return "requests", {**common, **_request_fields(attrs, content, events, start), "total_ms": total,
+    fields = _request_fields(attrs, content, events, start)
+    if logs:
+        prompt, completion, _ = event_messages(logs)
+        fields["prompt"] = fields["prompt"] or prompt
+        fields["completion"] = fields["completion"] or completion
+        extra["log_records"] = len(logs)
+    return "requests", {**common, **fields, "total_ms": total,
                         "kind": INFERENCE_KINDS.get(operation or "", "other"), "request_id": _request_id(span),
                         "attrs": attrs_json(extra)}
 
@@ -437,105 +500,3 @@ def _indexed_content(key: str) -> bool:
         if key.startswith(prefix) and key[len(prefix):].split(".", 1)[0].isdigit():
             return True
     return False
-
-
-# -- message content -> text ---------------------------------------------------------------------------
-def prompt_text(attrs: dict[str, Any], events: list[dict[str, Any]] | None = None) -> str | None:
-    """System instructions and input messages as ``role: text`` lines (None when absent)."""
-    blocks = []
-    if attrs.get("gen_ai.system_instructions") is not None:
-        blocks.append("system: " + _parts_text(_json(attrs["gen_ai.system_instructions"])))
-    for key in ("gen_ai.input.messages", "gen_ai.prompt"):
-        if attrs.get(key) is not None:
-            blocks.append(_messages_text(_json(attrs[key]), roles=True))
-            break
-    else:
-        messages = _indexed_messages(attrs, "gen_ai.prompt") or [
-            {"role": e["attrs"].get("role") or _MESSAGE_EVENTS[e["name"]], "content": e["attrs"].get("content")}
-            for e in events or [] if e["name"] in _MESSAGE_EVENTS
-        ]
-        if messages:
-            blocks.append(_messages_text(messages, roles=True))
-    return "\n".join(b for b in blocks if b) or None
-
-
-def completion_text(attrs: dict[str, Any], events: list[dict[str, Any]] | None = None) -> str | None:
-    """The output messages' text, choices separated by a newline (None when absent)."""
-    for key in ("gen_ai.output.messages", "gen_ai.completion"):
-        if attrs.get(key) is not None:
-            return _messages_text(_json(attrs[key]), roles=False) or None
-    messages = _indexed_messages(attrs, "gen_ai.completion") or [e["attrs"] for e in events or [] if e["name"] == "gen_ai.choice"]
-    return _messages_text(messages, roles=False) or None
-
-
-def _json(value: Any) -> Any:
-    """JSON text parsed; a Python-literal list (the deprecated ``gen_ai.prompt`` examples use one)
-    parsed safely with ``ast.literal_eval``; anything else as it is."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        pass
-    if value.lstrip().startswith("[") and len(value) <= 1 << 20:
-        try:
-            return ast.literal_eval(value)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            pass
-    return value
-
-
-def _indexed_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
-    out = []
-    for i in range(10_000):
-        role, content = attrs.get(f"{prefix}.{i}.role"), attrs.get(f"{prefix}.{i}.content")
-        if role is None and content is None:
-            break
-        out.append({"role": role, "content": content})
-    return out
-
-
-def _messages_text(messages: Any, roles: bool) -> str:
-    if not isinstance(messages, list):
-        return _content_text(messages)
-    lines = []
-    for message in messages:
-        if not isinstance(message, dict):
-            lines.append(_content_text(message))
-            continue
-        body = message.get("message") if isinstance(message.get("message"), dict) else message  # deprecated choice shape
-        text = _parts_text(body["parts"]) if "parts" in body else _content_text(body.get("content"))
-        role = body.get("role")
-        lines.append(f"{role if isinstance(role, str) else '?'}: {text}" if roles else text)
-    return "\n".join(lines)
-
-
-def _parts_text(parts: Any) -> str:
-    if not isinstance(parts, list):
-        return _content_text(parts)
-    return "\n".join(t for t in (_part_text(p) for p in parts) if t)
-
-
-def _part_text(part: Any) -> str:
-    if not isinstance(part, dict):
-        return _content_text(part)
-    kind = part.get("type")
-    if kind == "reasoning":
-        return ""
-    if kind in {"tool_call", "server_tool_call"}:
-        return f"[{kind} {part.get('name')} {json.dumps(part.get('arguments', part.get(kind)), sort_keys=True, ensure_ascii=False)}]"
-    if kind in {"tool_call_response", "server_tool_call_response"}:
-        return f"[{kind} {_content_text(part.get('response', part.get(kind)))}]"
-    if kind in {"uri", "file", "blob"}:
-        return f"[{kind} {part.get('modality') or part.get('mime_type') or ''}]".replace(" ]", "]")
-    return _content_text(part.get("content", part.get("text")))
-
-
-def _content_text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(t for t in (_part_text(c) for c in content) if t)
-    return json.dumps(content, sort_keys=True, ensure_ascii=False)

@@ -25,13 +25,14 @@ class Format:
 
 
 FORMATS: tuple[Format, ...] = (
-    Format("native", "native", detect_rank=6),
-    Format("continue", "continue_dev", detect_rank=5),
-    Format("continue-llm", "continue_llm", detect_rank=4),
-    Format("tabby", "tabby", detect_rank=3),
-    Format("jetbrains", "jetbrains", detect_rank=2),
-    Format("kave", "kave", detect_rank=1),
-    Format("otel", "otel", detect_rank=0),
+    Format("native", "native", detect_rank=7),
+    Format("continue", "continue_dev", detect_rank=6),
+    Format("continue-llm", "continue_llm", detect_rank=5),
+    Format("continue-prompt-log", "continue_prompt_log", detect_rank=0, sample=False),  # its text first: a JSON sniff never claims a prompt that quotes JSON
+    Format("tabby", "tabby", detect_rank=4),
+    Format("jetbrains", "jetbrains", detect_rank=3),
+    Format("kave", "kave", detect_rank=2),
+    Format("otel", "otel", detect_rank=1),
 )
 """Every format, in the order ``logmine sample`` writes them."""
 

@@ -10,7 +10,8 @@ view             event ``completion.shown``
 select           event ``completion.accepted`` (``elapsed`` ms as duration)
 dismiss          event ``completion.rejected`` (``elapsed`` ms as duration)
 chat_completion  llm_request kind chat (prompt = the input messages, completion = the output)
-                 + event ``chat.request``
+                 + event ``chat.request``; a current Tabby (since 2025-03, commit 551e3f69e) writes
+                 ``"chat_completion": {}`` with no fields: the event ``chat.request`` alone
 anything else    event ``other:<variant>``
 ===============  ===========================================================================
 
@@ -108,6 +109,8 @@ def rows_for(obj: Any, number: int, outcomes: dict[str, bool]) -> tuple[list[dic
     common = {"ts": parse_epoch_ms(obj.get("ts"), "ts"), "source_line": number, "user_id": optional(obj, "user", str)}
     if variant == "completion":
         return [], [_completion(body, common, outcomes)]
+    if variant == "chat_completion" and not body:  # Event::ChatCompletion {} since 2025-03: nothing but the fact
+        return [{**common, "action": "chat.request", "attrs": attrs_json({"raw_action": variant})}], []
     if variant == "chat_completion":
         request = _chat(body, common)
         attrs = {"raw_action": variant, "completion_id": request["request_id"]}

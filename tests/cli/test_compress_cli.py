@@ -71,3 +71,27 @@ def test_table_summary(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path:
     for label in ("templates found", "traffic covered", "static tokens", "rendered tokens", "uncached tokens",
                   "KV-block share", "fidelity", "secrets redacted"):
         assert label in out
+
+
+def test_requests_without_prompts_are_an_error_not_an_empty_pack(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    rows = [{"type": "llm_request", "ts": f"2025-01-01T00:00:0{i}Z", "kind": "chat", "model": "m", "ttft_ms": 12.0} for i in range(3)]
+    (logs / "timings.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "-q")
+    assert (code, out) == (1, "")
+    assert err == ("Error: 3 requests ingested but none carries a prompt (native: 3), so there is no template to pack; give "
+                   "compress the logs that hold the prompt text (OpenTelemetry GenAI in its default mode writes it as log "
+                   "records: pass the .logs.jsonl file beside the spans, with message content capture on)\n")
+    assert not (tmp_path / "ws" / "pack").exists()
+
+
+def test_logs_without_requests_are_an_error_not_an_empty_pack(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "events.jsonl").write_text(json.dumps({"type": "event", "ts": "2025-01-01T00:00:00Z", "action": "file.save"}) + "\n")
+    code, out, err = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "-q")
+    assert (code, out) == (1, "")
+    assert err == ("Error: no LLM request was ingested, so there is no template to pack; compress needs an assistant's logs "
+                   "(editor events alone go to `logmine flows`)\n")
+    assert not (tmp_path / "ws" / "pack").exists()

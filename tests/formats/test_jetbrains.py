@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,7 @@ from logmine.formats._jsondoc import merge_batches
 from logmine.records import ACTIONS, EVENTS_SCHEMA
 
 CASES = Path(__file__).parents[1] / "cases" / "formats" / "jetbrains"
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "formats" / "real" / "jetbrains"
 
 
 def produced(path: Path) -> dict[str, Any]:
@@ -55,6 +57,45 @@ def test_merged_count_becomes_weight() -> None:
     assert [(r["action"], r["weight"], json.loads(r["attrs"])["count"]) for r in merged] == [
         ("editor.edit", 5, 5), ("editor.edit", 12, 12)
     ]
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="../shared/formats/real/jetbrains is absent")
+def test_a_real_idea_log_maps_to_the_vocabulary() -> None:
+    # IntelliJ IDEA 2020.2's own test data (recorder 40): every event has a canonical action
+    batch = merge_batches(jetbrains.read(REAL / "log2.txt"))
+    assert (batch.lines_read, batch.lines_accepted, batch.rejects) == (10, 10, [])
+    got = [(e["action"], json.loads(e["attrs"])["raw_action"]) for e in batch.events]  # type: ignore[union-attr]
+    assert got == [
+        ("window.focus", "ui.dialogs/close"), ("window.focus", "toolwindow/activated"), ("editor.edit", "RenameElement"),
+        ("ide.activity", "refactoring/handler.invoked"), ("ide.activity", "productivity/feature.used"),
+        ("window.focus", "ui.dialogs/show"), ("editor.navigate", "EditorRight"), ("ide.activity", "ui.dialogs/help.clicked"),
+        ("window.focus", "lifecycle/frame.deactivated"), ("window.focus", "lifecycle/frame.activated"),
+    ]
+    rename = json.loads(batch.events[2]["attrs"])  # type: ignore[index]
+    assert (rename["group"], rename["event_id"], rename["action_id"]) == ("actions", "action.invoked", "RenameElement")
+    assert rename["data"]["input_event"] == "Shift+F6"
+    for name in ("log1.txt", "invalidLog.txt"):  # a test group and a build the validator refused: still read
+        other = merge_batches(jetbrains.read(REAL / name))
+        assert other.lines_read == other.lines_accepted == len(other.events) == 1
+
+
+@pytest.mark.parametrize(("group", "event", "data", "action"), [
+    ("run.configuration.exec", "started", {"executor": "Debug", "id": "JUnit"}, "ide.activity"),
+    ("vcs", "commit.started", {}, "ide.activity"),
+    ("vcs", "changes.view.refresh", {}, "other:vcs/changes.view.refresh"),
+    ("editor.typing", "typed", {}, "editor.edit"),
+    ("editor.typing", "too.many.events", {}, "other:editor.typing/too.many.events"),
+    ("file.types.usage", "select", {"file_type": "JAVA"}, "editor.navigate"),
+    ("actions", "action.invoked", {"action_id": "EditorLineEndWithSelection"}, "editor.navigate"),
+    ("actions", "action.invoked", {"action_id": "ActivateProjectToolWindow"}, "window.focus"),
+    ("actions", "action.invoked", {"action_id": "ExtractMethod"}, "editor.edit"),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_group_events(group: str, event: str, data: dict[str, Any], action: str) -> None:
+    line = {"recorder_version": "58", "session": "s1", "time": 1718012345000, "group": {"id": group, "version": "1"},
+            "event": {"count": 1, "data": data, "id": event}}
+    row = jetbrains.event_row(line, 1)
+    assert row["action"] == action
+    assert json.loads(row["attrs"])["group"] == group
 
 
 def test_detection() -> None:

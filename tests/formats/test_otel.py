@@ -63,7 +63,7 @@ def test_a_partly_bad_line_is_accepted_and_logged(caplog: pytest.LogCaptureFixtu
         batch = merge_batches(otel.read(CASES / "genai.jsonl"))
     assert 8 in {r["source_line"] for r in batch.requests}  # type: ignore[union-attr]
     assert 8 not in {r.source_line for r in batch.rejects}
-    assert any(":8: a span was skipped: absurd_value" in m for m in caplog.messages)
+    assert any(":8: a record was skipped: absurd_value" in m for m in caplog.messages)
 
 
 def test_deprecated_python_literal_prompt() -> None:
@@ -132,7 +132,7 @@ def test_ingest_end_to_end(tmp_path: Path) -> None:
     assert (report.lines_read, report.lines_accepted, report.lines_rejected) == (13 + 4, 7 + 3, 6 + 1)
     ws = logmine.Workspace.open(tmp_path / "ws")
     requests = ws.read("llm_requests")
-    assert requests.height == 7 and ws.read("events").height == 3
+    assert requests.height == 7 and ws.read("events").height == 3 + 6  # 6 chats, each a chat.request event too
     streamed = requests.filter(pl.col("token_times_ms").is_not_null())
     assert streamed["token_times_ms"].to_list() == [[180.0, 230.0, 260.0, 300.0]]
     assert requests["request_id"].n_unique() == 7

@@ -146,3 +146,13 @@ def test_any_input_is_accounted_and_never_raises(tmp_path: Path, lines: list[byt
     path.write_bytes(b"".join(line + b"\n" for line in lines))
     batches = read_all(path)
     assert_lines_accounted(batches, len(lines))
+
+
+def test_a_current_chat_completion_without_fields_is_a_chat_event() -> None:
+    # since 2025-03 Tabby's Event::ChatCompletion {} has no fields: a valid chat, not a bad line
+    batches = read_all(CASES / "2025-04-02.json")
+    chats = [(e["source_line"], e["user_id"]) for b in batches for e in b.events if e["action"] == "chat.request"]
+    assert chats == [(4, "kim@example.org"), (5, None)]
+    assert [r["request_id"] for b in batches for r in b.requests] == ["cmpl-k1"]  # an empty chat has no request to keep
+    # a body with some of the old fields but not all is still the old shape, and a bad one
+    assert {r.source_line: r.reason for b in batches for r in b.rejects} == {6: "missing_field: required field 'output' is missing"}

@@ -12,6 +12,10 @@
   its partitions replace the old ones. Running twice on the same input leaves every table equal.
 * Atomic: the whole run is one workspace transaction; a run killed at any moment leaves the
   previous workspace as it was (see :mod:`logmine.workspace`).
+* Companions: a file whose reader reads another with it (an OTel spans file ``x.jsonl`` and its
+  GenAI log records ``x.logs.jsonl``, joined by span id: :mod:`logmine.formats.otel`) is ingested
+  with it, even when only one was named, and read again when the other changed, appeared or went;
+  each still is its own partition, and each request a row of exactly one of them.
 * Rows without an id of their own get ``<path key>:<line>:<index in line>``, stable across runs.
 * User ids are replaced by a keyed hash (:func:`logmine.pseudonyms.pseudonymise`), in rejected lines' text too
   (:func:`logmine.pseudonyms.scrub_users`); the key stays in the workspace config (or ``LOGMINE_USER_KEY``), never
@@ -42,8 +46,8 @@ import polars as pl
 
 from logmine.engine import Engine
 from logmine.errors import InputPathError, OptionError
+from logmine.formats import FORMAT_NAMES, Batch, companion, companion_files, detect_format, get_reader, native
 from logmine.hashing import file_sha256
-from logmine.formats import FORMAT_NAMES, Batch, detect_format, get_reader, native
 from logmine.records import (
     EVENTS_SCHEMA,
     LLM_REQUESTS_SCHEMA,
@@ -215,7 +219,7 @@ def ingest(
     if isinstance(paths, (str, Path)):
         paths = [paths]
     unreadable: list[Path] = []
-    files = collect_files(paths, exclude=Path(out), unreadable=unreadable)
+    files = _with_companions(collect_files(paths, exclude=Path(out), unreadable=unreadable), config.input_format)
     started = time.perf_counter()
     ws = Workspace.create(out)
     report = IngestReport(workspace=str(ws.root))
@@ -231,7 +235,7 @@ def ingest(
         for path in unreadable:
             report.files.append(_reject_file(txn, str(path), None, f"{REJECT_UNREADABLE_FILE}: cannot list directory")[0])
             sources.pop(str(path), None)
-        tasks = [_task(txn, path, known.get(str(path)), config, key) for path in files]
+        tasks = [_task(txn, path, known, config, key) for path in files]
         for task, result in zip(tasks, _read_all(tasks, engine, meter), strict=True):
             report.files.append(_adopt(txn, task, result))
             if result.source is not None:
@@ -247,12 +251,35 @@ def ingest(
     return report
 
 
-def _task(txn: Transaction, path: Path, known: dict[str, Any] | None, config: IngestConfig, key: bytes) -> FileTask:
+def _task(txn: Transaction, path: Path, known: dict[str, dict[str, Any]], config: IngestConfig, key: bytes) -> FileTask:
     name, skey = str(path), source_key(str(path))
     files = {table: str(txn.new_file(table, skey)) for table in WRITTEN_TABLES}
     rest = {table: str(txn.new_file(table, skey + REST_SUFFIX)) for table in WRITTEN_TABLES}
-    size, sha = (known["size_bytes"], known["sha256"]) if known and not config.force else (None, None)
-    return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads, config.split, rest)
+    row = known.get(name)
+    size, sha = (row["size_bytes"], row["sha256"]) if row and not config.force else (None, None)
+    companions = tuple((str(p), *_known_state(known.get(str(p)))) for p in _companions_of(path, known, config.input_format))
+    return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads, config.split, rest, companions)
+
+
+def _with_companions(files: list[Path], fmt: str | None) -> list[Path]:
+    """``files`` and the existing files their readers read with them (an OTel spans file's log
+    records file and back): a pair is always ingested together, so each file's rows stay exact."""
+    extra = [c for f in files for c in companion_files(f, fmt) if c not in files]
+    return sorted(dict.fromkeys([*files, *extra])) if extra else files
+
+
+def _companions_of(path: Path, known: dict[str, dict[str, Any]], fmt: str | None) -> list[Path]:
+    """The files whose changes change ``path``'s rows: its companion now, or the one it had when
+    it was last read (a deleted logs file takes the prompts out of its spans file's rows)."""
+    other = companion(path)
+    if other is None:
+        return []
+    before = known.get(str(other))
+    return [other] if companion_files(path, fmt) or (before is not None and before["source_format"] == "otel") else []
+
+
+def _known_state(row: dict[str, Any] | None) -> tuple[int | None, str | None]:
+    return (row["size_bytes"], row["sha256"]) if row else (None, None)
 
 
 def _read_all(tasks: list[FileTask], engine: Engine | None, meter: _Meter) -> Iterator[FileResult]:
@@ -348,6 +375,9 @@ class FileTask:
     """:attr:`IngestConfig.split`."""
     rest_files: dict[str, str] = field(default_factory=dict)
     """Table -> the Parquet file of the part a worker process reads, when the file is split."""
+    companions: tuple[tuple[str, int | None, str | None], ...] = ()
+    """``(path, size, sha256)`` of each file the reader reads with this one (its ``sources`` row's
+    figures, None when it had none): the file is skipped only when these are unchanged too."""
 
 
 @dataclass(frozen=True)
@@ -386,7 +416,7 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
         sha: str | None = None
         if task.known_size is not None and task.known_size == before.st_size:
             sha = file_sha256(path)
-            if task.known_sha == sha:
+            if task.known_sha == sha and _companions_unchanged(task):
                 return FileResult(FileReport(task.path, task.fmt, "skipped"), before.st_size)
         fmt = task.fmt or detect_format(path)
     except _FILE_ERRORS as exc:
@@ -433,6 +463,19 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
     }
     return FileResult(report, before.st_size, {t: str(p) for t, p in written.items()}, row,
                       rest_files={t: str(p) for t, p in rest_written.items()})
+
+
+def _companions_unchanged(task: FileTask) -> bool:
+    """True when every companion file is as its ``sources`` row says (absent when it had none)."""
+    for name, size, sha in task.companions:
+        path = Path(name)
+        if not path.is_file():
+            if size is not None:
+                return False
+            continue
+        if size is None or path.stat().st_size != size or file_sha256(path) != sha:
+            return False
+    return True
 
 
 _CHANGED = "changed-while-read"
