@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 
 from logmine.stages.fidelity import (
     FENCE,
-    FIM_MARKERS,
     ROLE_LABEL,
     STRUCTURAL_LINE,
     CachedEmbedder,
@@ -41,6 +40,7 @@ from logmine.stages.fidelity import (
     Segment,
     TokenCounter,
     coverage,
+    has_fim_sentinel,
     has_turns,
     instruction_text,
     join,
@@ -110,7 +110,8 @@ def normalise_whitespace(text: str, last: bool = True) -> str:
 
 
 def is_fim(source: str) -> bool:
-    return bool(FIM_MARKERS.search(source))
+    """Whether a template holds a fill-in-the-middle sentinel (then compression leaves every byte)."""
+    return has_fim_sentinel(source)
 
 
 class Compressor:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from logmine.stages.templates_code import SENTINELS
+
 Embedder = Callable[[list[str]], np.ndarray]
 """Maps texts to L2-normalised vectors (one row per text)."""
 TokenCounter = Callable[[list[str]], list[int]]
@@ -111,6 +113,13 @@ def static_text(source: str) -> str:
 # -- lines of a template: prose (instructions), code, structure ------------------------------------
 FIM_MARKERS = re.compile(r"<\|?fim|<PRE>|<SUF>|<MID>|\[SUFFIX\]|\[PREFIX\]|<\|fim_|<fim_|FILL_HERE|<｜fim", re.I)
 """Fill-in-the-middle sentinels: a template holding one is the model's protocol, byte for byte."""
+
+
+def has_fim_sentinel(text: str) -> bool:
+    """Whether ``text`` holds a fill-in-the-middle sentinel: one of :data:`FIM_MARKERS`, or a model
+    sentinel of :data:`~logmine.stages.templates_code.SENTINELS` (the miner's list) that names
+    fim (``<[fim-prefix]>``, ``<｜fim▁hole｜>``). The two lists are one until they get one home."""
+    return bool(FIM_MARKERS.search(text)) or any("fim" in m.group(0).lower() for m in SENTINELS.finditer(text))
 STRUCTURAL_LINE = re.compile(r"^\s*(?:```[\w+-]*|~~~[\w+-]*|</?[\w|:-]+>|<\|[^|]+\|>\w*|\[/?[A-Z_]+\]|[^\w\s]*|\w+:|/[a-z][\w-]*)\s*$")
 """Lines that are structure, not instructions: fences, tags, sentinels, role labels, punctuation, a
 slash command alone on its line (``/explain``)."""
