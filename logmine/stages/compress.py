@@ -64,7 +64,7 @@ class CompressConfig:
     """Options of the compression stage."""
 
     min_fidelity: float = 0.94
-    """The lossy stage's gate: a template's instruction coverage must stay at or above this."""
+    """The gate: every edit and the finished template keep instruction coverage at or above this."""
     lossy: bool = True
     """Run the lossy stage (filler pruning, sentence dropping) after the lossless one."""
     coverage_floor: float = 0.5
@@ -290,7 +290,7 @@ class Compressor:
     # -- lossy ------------------------------------------------------------------------------
     def _lossy(self, original: str, current: str, steps: list[str], head: str = "") -> str:
         """Prune, then drop sentences of ``current`` (the template after ``head``) while ``head`` + it
-        keeps the fidelity gate against ``original``."""
+        passes the gate against ``original`` (:meth:`rejects`)."""
         for line_no, (_, _, line) in enumerate(_free_lines(segments(current))):
             for index, (a, b) in enumerate(sentence_spans(line)):
                 if not _prune(line[a:b]):  # pruning never deletes a sentence (dropping does, below)
