@@ -82,6 +82,9 @@ class PackTemplate(_Strict):
     uncached_tokens_after: float = Field(ge=0)
     fidelity: float = Field(ge=0, le=1)
     lossy: bool
+    fallback: str | None = Field(
+        None, description="why the finished-template gate (meaning guard, then fidelity >= min_fidelity) shipped a less compressed "
+                          "form: 'lossless: ...' or 'original: ...'; null when source is the template as compressed")
     family_id: str | None = None
     validation: dict[str, Any] | None = Field(None, description="serving validation results, when run")
     static_tokens_after_lossless: int | None = Field(

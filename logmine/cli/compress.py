@@ -15,7 +15,7 @@ from logmine.errors import InputPathError, OptionError
 def compress(
     logs: Annotated[list[Path], typer.Argument(help="Log files or directories (any supported format).", show_default=False)],
     out: OutOption,
-    min_fidelity: Annotated[float, typer.Option("--min-fidelity", help="Fidelity gate of the lossy stage (instruction coverage).")] = 0.94,
+    min_fidelity: Annotated[float, typer.Option("--min-fidelity", help="Fidelity gate (instruction coverage): a template ships lossy only at or above it, its meaning kept.")] = 0.94,
     no_lossy: Annotated[bool, typer.Option("--no-lossy", help="Lossless compression only.")] = False,
     edit_threshold: Annotated[float, typer.Option("--edit-threshold", help="Template merge: least edit similarity.")] = 0.9,
     semantic_threshold: Annotated[float, typer.Option("--semantic-threshold", help="Template merge: least embedding cosine.")] = 0.9,
@@ -66,7 +66,7 @@ def _emit_tables(s: dict) -> None:  # noqa: ANN001
         ("templates found", s["templates_found"]), ("families (pack templates)", s["families"]),
         ("traffic covered", f"{s['traffic_covered']:.1%} of {s['requests']:,} requests"),
         ("instances matched", f"{s['instances_matched']:,} of {s['requests_covered']:,}"),
-        ("fidelity (mean / min)", f"{s['fidelity']:.3f} / {s['fidelity_min']:.3f}"), ("lossy templates", s["lossy_templates"]),
+        ("fidelity (mean / min)", f"{s['fidelity']:.3f} / {s['fidelity_min']:.3f}"), ("lossy templates", s["lossy_templates"]), ("gate fallbacks", s["fallbacks"]),
         ("secrets redacted", s["secrets_redacted"]), ("time", f"{s['seconds']:.1f} s"), ("pack", s["pack"]),
     )], ["", "value"])
     rows = [

@@ -4,9 +4,10 @@ import importlib.util
 
 import pytest
 
-from logmine.stages.compress.compressor import CompressConfig, Compressor, normalise_whitespace, shared_prefixes
-from logmine.stages.compress.fidelity import is_prose, segments, sentences, static_text, template_lines, whitespace_tokens
 from logmine.embedding import HashingEmbedder
+from logmine.stages.compress.compressor import CompressConfig, Compressor, normalise_whitespace, shared_prefixes
+from logmine.prompt_syntax import has_fim
+from logmine.stages.compress.fidelity import is_prose, segments, sentences, static_text, template_lines, whitespace_tokens
 
 TEN = [
     "You are an expert programming assistant.",
@@ -130,10 +131,16 @@ def lossless() -> Compressor:
     "<|repo_name|>logmine\n<|file_sep|>{{ code }}\n<|fim_prefix|>{{ code2 }}<|fim_suffix|>\n{{ code3 }}\n<|fim_middle|>",
     "[SUFFIX]{{ suffix }}[PREFIX]+++++ {{ file_path }}\n{{ prefix }}",
     "<PRE> {{ prefix }} <SUF>{{ suffix }} <MID>  Complete the code.  Complete the code.\n",
-], ids=["deepseek", "qwen-repo", "codestral", "codellama"])
+    "<[fim-prefix]>{{ prefix }}\n\n\n\nComplete the code.   \n\n\n<[fim-suffix]>{{ suffix }}  \n\n\n<[fim-middle]>",
+], ids=["deepseek", "qwen-repo", "codestral", "codellama", "bracket-with-stray-blank-lines"])
 def test_fim_sentinels_stay_byte_for_byte(src: str) -> None:
     out = hashing().compress(src)
     assert (out.source, out.lossless_source, out.steps, out.lossy) == (src, src, [], False)
+
+
+def test_the_fim_check_knows_the_sentinels_of_both_lists() -> None:
+    assert all(has_fim(s) for s in ("<[fim-suffix]>", "<｜fim▁hole｜>", "<|fim_middle|>", "<fim_prefix>", "<PRE>", "[SUFFIX]"))
+    assert not any(has_fim(s) for s in ("<|im_start|>user", "[INST] Fix it [/INST]", "</CONTEXTDOCUMENT>", "<start_of_turn>"))
 
 
 def test_layout_goes_after_the_role_label_of_its_turn() -> None:

@@ -1,5 +1,6 @@
 """`logmine compress` with the real bundled models (all-MiniLM-L6-v2 and SmolLM2's tokenizer):
-the fidelity gate holds for every lossy template when recomputed with the same embedder, FIM
+the fidelity gate holds for every lossy template when recomputed with the same embedder, and the
+whole gate (meaning guard, then fidelity) for every finished template; FIM
 templates are untouched, every template renders every instance it covers, and a re-run gives the
 same pack. Run with ``-m model``."""
 
@@ -41,6 +42,7 @@ def _check(ws: Path) -> None:
         assert fid == pytest.approx(t.fidelity, abs=1e-4), t.name
         if t.lossy:
             assert fid >= pack.thresholds.min_fidelity, t.name
+        assert check.rejects(t.original_source, t.source) is None, t.name  # the finished template: meaning kept, fidelity at the gate
         if is_fim(t.original_source):
             assert t.source == t.original_source
     by_id = {t.id: t for t in pack.templates}
@@ -50,9 +52,10 @@ def _check(ws: Path) -> None:
 
 def test_sample_logs_with_the_real_models(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    compress_logs([ROOT / "sample_logs"], ws)
+    report = compress_logs([ROOT / "sample_logs"], ws)
     first = (ws / "pack" / PACK_FILE).read_text()
     _check(ws)
+    assert report.summary()["fidelity_min"] >= 0.94
     compress_logs([ROOT / "sample_logs"], ws)
     second = (ws / "pack" / PACK_FILE).read_text()
     assert second.replace(json.loads(second)["created_at"], json.loads(first)["created_at"]) == first

@@ -17,11 +17,18 @@ Lossless steps (fidelity stays ~1):
      never cross a role label (they go right after the label of their own turn) nor a slot
      whose values hold turn boundaries (``barriers``, found by the caller on real instances),
      and a tail that points back at what precedes it ("the code above") stays.
-Lossy steps, each kept only while the template's fidelity stays >= ``min_fidelity``:
-  5. filler wording removed per sentence;
+Lossy steps, each kept only while the template passes the gate (:meth:`Compressor.rejects`):
+  5. filler wording removed per sentence (never a word that carries meaning, see below);
   6. whole sentences dropped, the most redundant first and, among equally redundant ones, the
      later restatement before the earlier statement.
 Shared prefixes across templates are factored by :func:`shared_prefixes`.
+
+The gate is the meaning guard of :mod:`logmine.stages.compress.meaning` (no negation, restricting word,
+number, format word, literal or identifier lost or changed; steps kept in order), then the
+instruction coverage against ``min_fidelity``. Every step, lossless ones too, is kept only when the
+template passes it, and the finished template is held to it once more (:meth:`Compressor.hold`):
+when it fails (a shared head compressed on its own can make it fail), the lossless form ships
+instead, or the original when that fails too.
 """
 
 from __future__ import annotations
@@ -30,10 +37,8 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
+from logmine.prompt_syntax import FENCE, ROLE_LABEL, has_fim
 from logmine.stages.compress.fidelity import (
-    FENCE,
-    FIM_MARKERS,
-    ROLE_LABEL,
     STRUCTURAL_LINE,
     CachedEmbedder,
     Embedder,
@@ -49,6 +54,7 @@ from logmine.stages.compress.fidelity import (
     sentences,
     template_lines,
 )
+from logmine.stages.compress.meaning import carries, meaning_lost, protected_tokens
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,7 @@ class CompressConfig:
     """Options of the compression stage."""
 
     min_fidelity: float = 0.94
-    """The lossy stage's gate: a template's instruction coverage must stay at or above this."""
+    """The gate: every edit and the finished template keep instruction coverage at or above this."""
     lossy: bool = True
     """Run the lossy stage (filler pruning, sentence dropping) after the lossless one."""
     coverage_floor: float = 0.5
@@ -83,15 +89,19 @@ class CompressedTemplate:
     steps: list[str] = field(default_factory=list)
     lossless_source: str = ""
     """The template after the lossless steps alone."""
+    fallback: str | None = None
+    """Why the finished-template gate shipped a less compressed form (``lossless: ...`` or
+    ``original: ...``); None when the template ships as compressed."""
 
 
-FILLER = [
-    (re.compile(r"\b(?:please|kindly|just|really|very|simply|basically|actually|certainly|carefully)\s+", re.I), ""),
+FILLER = [  # never a word of the meaning guard's closed class (just, must, should...): pruning it would flip the instruction
+    (re.compile(r"\b(?:please|kindly|really|very|simply|basically|actually|certainly|carefully)\s+", re.I), ""),
     (re.compile(r"\b(?:make sure (?:to|that you)|be sure to|remember to|it is important (?:to|that you))\s+", re.I), ""),
     (re.compile(r"\b(?:note that|keep in mind that|bear in mind that)\s+", re.I), ""),
     (re.compile(r"\bin order to\b", re.I), "to"),
-    (re.compile(r"\b(?:you should|you must|you need to)\s+", re.I), ""),
+    (re.compile(r"\b(?:you need to)\s+", re.I), ""),
 ]
+LOSSY_STEPS = ("prune", "drop")
 EMPHASIS = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 """Markdown bold (``**x**``; ``__x__`` is left alone: it is also how Python spells dunder names)."""
 Edit = Callable[[str], "str | None"]
@@ -110,7 +120,8 @@ def normalise_whitespace(text: str, last: bool = True) -> str:
 
 
 def is_fim(source: str) -> bool:
-    return bool(FIM_MARKERS.search(source))
+    """Whether a template holds a fill-in-the-middle sentinel (then compression leaves every byte)."""
+    return has_fim(source)
 
 
 class Compressor:
@@ -120,10 +131,47 @@ class Compressor:
         self.embed = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder)
         self.count = count_tokens
         self.config = config or CompressConfig()
+        self._memo: dict[str, list[str]] = {}
 
     def fidelity(self, original: str, compressed: str) -> float:
-        return coverage(sentences(instruction_text(original)), sentences(instruction_text(compressed)), self.embed,
-                        self.count, self.config.coverage_floor)
+        return coverage(self._sentences(original), self._sentences(compressed), self.embed, self.count, self.config.coverage_floor)
+
+    def rejects(self, original: str, compressed: str) -> str | None:
+        """Why ``compressed`` may not stand for ``original`` (None: it may): other slots, a code or
+        structure line lost or changed (compression edits neither), the meaning guard
+        (:func:`~logmine.stages.compress.meaning.meaning_lost`), then fidelity below ``min_fidelity``."""
+        if [p.slot for p in segments(original) if p.slot] != [p.slot for p in segments(compressed) if p.slot]:
+            return "slots changed"
+        kept = iter(_fixed_lines(compressed))
+        if lost := next((line for line in _fixed_lines(original) if not any(line == k for k in kept)), None):
+            return f"code or structure changed: {lost!r}"
+        a, b = self._sentences(original), self._sentences(compressed)
+        why = meaning_lost(a, b, self.embed, self.config.drop_min_similarity)
+        if why is not None:
+            return why
+        fid = coverage(a, b, self.embed, self.count, self.config.coverage_floor)
+        return f"fidelity {fid:.4f} < {self.config.min_fidelity}" if fid < self.config.min_fidelity else None
+
+    def hold(self, c: CompressedTemplate) -> CompressedTemplate:
+        """The finished-template gate: ``c`` when its source passes :meth:`rejects`, else its lossless
+        form when that passes, else the original; ``fallback`` says why a form was refused."""
+        if c.source == c.original_source:
+            return c
+        why = self.rejects(c.original_source, c.source)
+        if why is None:
+            return c
+        if c.lossless_source not in (c.source, c.original_source) and self.rejects(c.original_source, c.lossless_source) is None:
+            fid = round(self.fidelity(c.original_source, c.lossless_source), 6)
+            return CompressedTemplate(c.lossless_source, c.original_source, fid, False, [s for s in c.steps if s not in LOSSY_STEPS],
+                                      c.lossless_source, f"lossless: {why}")
+        return CompressedTemplate(c.original_source, c.original_source, 1.0, False, [], c.original_source, f"original: {why}")
+
+    def _sentences(self, source: str) -> list[str]:
+        if source not in self._memo:
+            if len(self._memo) > 4096:
+                self._memo.clear()
+            self._memo[source] = sentences(instruction_text(source))
+        return self._memo[source]
 
     def warm(self, sources: Sequence[str]) -> None:
         """Embed every sentence the compression of ``sources`` will look at, in one batch."""
@@ -150,11 +198,9 @@ class Compressor:
         for name, step in (("whitespace", self._whitespace), ("format", _unbold), ("dedupe", lambda s: self._dedupe(s, head_l)),
                            ("layout", lambda s: self._layout(s, set(barriers)))):
             new = step(current)
-            if new != current:
+            if new != current and self.rejects(original, head_l + new) is None:  # a lossless step may swap steps (layout)
                 steps.append(name)
                 current = new
-        if current != source and self.fidelity(original, head_l + current) < self.config.min_fidelity:
-            current, steps = source, []  # a lossless rewrite that loses: a bug guard, never expected
         lossless = current
         if self.config.lossy:
             current = self._lossy(original, current, steps, head)
@@ -162,7 +208,7 @@ class Compressor:
         if prefix:
             steps = [*dict.fromkeys([*prefix.steps, *steps, "shared-prefix"])]
         lossy = current != lossless or bool(prefix and prefix.lossy)
-        return CompressedTemplate(head + current, original, round(fid, 6), lossy, steps, head_l + lossless)
+        return self.hold(CompressedTemplate(head + current, original, round(fid, 6), lossy, steps, head_l + lossless))
 
     # -- lossless ---------------------------------------------------------------------------
     def _whitespace(self, source: str) -> str:
@@ -199,6 +245,11 @@ class Compressor:
         return _edit_free_lines(source, edit)
 
     def _near(self, sentence: str, seen: list[str]) -> bool:
+        """Whether a sentence says what one of ``seen`` says, and that one carries its protected tokens."""
+        need = protected_tokens(sentence)
+        seen = [s for s in seen if carries(protected_tokens(s), need)]
+        if not seen:
+            return False
         norm = _norm(sentence)
         if any(_norm(s) == norm for s in seen):
             return True
@@ -237,14 +288,13 @@ class Compressor:
     # -- lossy ------------------------------------------------------------------------------
     def _lossy(self, original: str, current: str, steps: list[str], head: str = "") -> str:
         """Prune, then drop sentences of ``current`` (the template after ``head``) while ``head`` + it
-        keeps the fidelity gate against ``original``."""
-        gate = self.config.min_fidelity
+        passes the gate against ``original`` (:meth:`rejects`)."""
         for line_no, (_, _, line) in enumerate(_free_lines(segments(current))):
             for index, (a, b) in enumerate(sentence_spans(line)):
                 if not _prune(line[a:b]):  # pruning never deletes a sentence (dropping does, below)
                     continue
                 candidate = _edit_free_lines(current, _on_sentence(line_no, index, _prune))
-                if candidate != current and self.fidelity(original, head + candidate) >= gate:
+                if candidate != current and self.rejects(original, head + candidate) is None:
                     current = candidate
                     _note(steps, "prune")
         for sent in self._drop_order(current, head):
@@ -254,7 +304,7 @@ class Compressor:
             candidate = _edit_free_lines(current, _on_sentence(*where, lambda s: ""))
             if candidate == current or not self._said_elsewhere(sent, head + candidate):
                 continue
-            if self.fidelity(original, head + candidate) >= gate:
+            if self.rejects(original, head + candidate) is None:
                 current = candidate
                 _note(steps, "drop")
         return current
@@ -295,6 +345,11 @@ def _free_lines(parts: list[Segment]) -> list[tuple[int, int, str]]:
     """``(segment, line, prose)`` of every prose line (:func:`~logmine.stages.compress.fidelity.template_lines`),
     without the role label a line may start with (it is never edited)."""
     return [(line.seg, line.index, line.text[line.head :]) for line in template_lines(parts) if line.kind == "prose"]
+
+
+def _fixed_lines(source: str) -> list[str]:
+    """The code and structure lines of a template, in order: compression never edits them."""
+    return [line.text for line in template_lines(segments(source)) if line.kind in ("code", "structure")]
 
 
 def _near_code(lines: list[Line], k: int) -> bool:

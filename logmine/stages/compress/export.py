@@ -9,6 +9,9 @@ the workspace. Per template family (the highest-traffic member represents it):
    (:mod:`logmine.stages.compress.compressor`); slots whose values hold chat turn boundaries are barriers
    the layout step may not move text across; a static head that several templates share is
    compressed once and factored into ``shared_prefixes[]`` (not the template's own static text);
+   the finished template, shared head included, is held to the gate (meaning guard, then fidelity
+   at least ``min_fidelity``): when it fails, the pack ships its lossless form, else the original,
+   and says why in the template's ``fallback``;
 3. on a deterministic sample of real instances, the code-context slots are trimmed
    (:mod:`logmine.stages.compress.trim.trimmer`) and tokens are counted with the target tokenizer for the
    logged prompts and for the lossless, lossy and lossy+trimmed renderings
@@ -119,6 +122,8 @@ class CompressResult:
     fidelity: float
     fidelity_min: float
     lossy_templates: int
+    fallbacks: int
+    """Templates the finished-template gate shipped less compressed than the compressor made them."""
     secrets_redacted: dict[str, int]
     seconds: float = 0.0
 
@@ -310,12 +315,25 @@ def _compress(families: list[Family], compressor: Compressor, redactor: Redactor
             compressed_heads[head] = CompressedTemplate(head, head, 1.0, False, [], head) if keep else compressor.compress(head)
         shared = compressed_heads[head]
         fam.compressed = c = compressor.compress(rest, barriers, prefix=shared)
-        fam.head = (static_text(shared.lossless_source), static_text(shared.source))
         for attr in ("source", "lossless_source"):  # unchanged text keeps the original's spelling of it
             if segments(getattr(c, attr)) == segments(fam.original):
                 setattr(c, attr, fam.original)
+        fam.head = _shipped_head(c.fallback, (static_text(shared.lossless_source), static_text(shared.source)), heads[index])
+    for index, fam in enumerate(families):  # the finished template: lossy only at or above --min-fidelity, its meaning kept
+        held = compressor.hold(fam.compressed)  # compress() held it already: this changes it only if the spelling above broke it
+        if held is not fam.compressed:
+            fam.compressed = held
+            fam.head = _shipped_head(held.fallback, fam.head, heads[index]) if fam.head else None
     progress("compress templates", len(families), len(families))
     return heads
+
+
+def _shipped_head(fallback: str | None, head: tuple[str, str], literal: str) -> tuple[str, str]:
+    """(lossless, shipped) literal text of the shared head a template starts with, from the head's
+    (lossless, compressed) forms: as compressed, or where the gate fell back, lossless or original."""
+    if fallback is None:
+        return head
+    return (head[0], head[0]) if fallback.startswith("lossless") else (literal, literal)
 
 
 def _build_pack(families, heads, measured: Measured, total_requests, redactor, config, count_tokens) -> tuple[TemplatePack, CompressResult]:  # noqa: ANN001
@@ -345,7 +363,7 @@ def _build_pack(families, heads, measured: Measured, total_requests, redactor, c
             rendered_tokens_after_lossless=_r(m.mean("lossless")), rendered_tokens_after_untrimmed=_r(m.mean("lossy")),
             uncached_tokens_before=_r(max(m.mean("before") - plen["before"].get(i, 0), 0.0)),
             uncached_tokens_after=_r(max(m.mean("after") - plen["after"].get(i, 0), 0.0)),
-            fidelity=fam.compressed.fidelity, lossy=fam.compressed.lossy, family_id=fam.family_id,
+            fidelity=fam.compressed.fidelity, lossy=fam.compressed.lossy, fallback=fam.compressed.fallback, family_id=fam.family_id,
             trimmed_slots=dict(sorted(fam.roles.items())) or None, measured_requests=m.n,
         ))
     result = _totals(families, templates, measured, plen, total_requests, redactor, config)
@@ -452,7 +470,8 @@ def _totals(families, templates, measured: Measured, plen, total_requests, redac
         trim_budget_tokens=config.trim.budget_tokens if config.trim else None, trimmed_requests=measured.trimmed,
         trim_f1=measured.f1, trim_f1_nearest_lines=measured.f1_baseline, trim_f1_requests=measured.f1_requests,
         fidelity=weighted(fids) if covered else 1.0, fidelity_min=min(fids, default=1.0),
-        lossy_templates=sum(1 for f in families if f.compressed.lossy), secrets_redacted=dict(sorted(redactor.counts.items())),
+        lossy_templates=sum(1 for f in families if f.compressed.lossy),
+        fallbacks=sum(1 for f in families if f.compressed.fallback), secrets_redacted=dict(sorted(redactor.counts.items())),
     )
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from logmine.prompt_syntax import FENCE, FIM_MARKER, ROLE_LABEL
+
 Embedder = Callable[[list[str]], np.ndarray]
 """Maps texts to L2-normalised vectors (one row per text)."""
 TokenCounter = Callable[[list[str]], list[int]]
@@ -109,19 +111,9 @@ def static_text(source: str) -> str:
 
 
 # -- lines of a template: prose (instructions), code, structure ------------------------------------
-FIM_MARKERS = re.compile(r"<\|?fim|<PRE>|<SUF>|<MID>|\[SUFFIX\]|\[PREFIX\]|<\|fim_|<fim_|FILL_HERE|<｜fim", re.I)
-"""Fill-in-the-middle sentinels: a template holding one is the model's protocol, byte for byte."""
 STRUCTURAL_LINE = re.compile(r"^\s*(?:```[\w+-]*|~~~[\w+-]*|</?[\w|:-]+>|<\|[^|]+\|>\w*|\[/?[A-Z_]+\]|[^\w\s]*|\w+:|/[a-z][\w-]*)\s*$")
 """Lines that are structure, not instructions: fences, tags, sentinels, role labels, punctuation, a
 slash command alone on its line (``/explain``)."""
-ROLE_LABEL = re.compile(
-    r"(?im)^[ \t]*(?:(?:system|user|assistant|human|developer|model|ai)[ \t]*:|"
-    r"<\|?(?:system|user|assistant|im_start|start_header_id|start_of_turn)\|?>(?:[ \t]*\w+\b)?|"
-    r"</?(?:system|user|assistant|human|s)>|\[/?INST\]|<<SYS>>|<start_of_turn>\w*|"
-    r"#{2,}[ \t]*(?:instruction|response|input|system|user|assistant)[ \t]*:?)[ \t]*"
-)
-"""A turn boundary: a role label at the start of a line (``user:``, ``<|im_start|>user``, ``[INST]``...)."""
-FENCE = re.compile(r"^[ \t]*(?:```|~~~)")
 _CODE_HINT = re.compile(
     r"[{};=<>`|\\]|\w\(|\)\s*$|::|->|[:,(\[]\s*$|^\s*(?:#|//|/\*|\*\s|@)|\"\"\"|\'\'\'"  # punctuation of code
     r"|[A-Za-z_]\w*\.[A-Za-z_]\w+|[a-z0-9]_\w|[a-z][A-Z]"  # dotted names, snake_case, camelCase
@@ -158,7 +150,7 @@ def is_prose(line: str) -> bool:
     sentence mentions do not make it code."""
     if heading := _HEADING.match(line):
         line = line[heading.end() :]
-    if STRUCTURAL_LINE.match(line) or FIM_MARKERS.search(line) or has_turns(line) or TURN_MARKER.search(line):
+    if STRUCTURAL_LINE.match(line) or FIM_MARKER.search(line) or has_turns(line) or TURN_MARKER.search(line):
         return False
     body = _BULLET.sub("", line)
     sentence = bool(_SENTENCE.match(body.strip())) and body.rstrip()[-1:] in ".:!?"
@@ -217,7 +209,7 @@ def template_lines(parts: Sequence[Segment]) -> list[Line]:
             elif (label := ROLE_LABEL.match(text)) and is_prose(text[label.end() :]):
                 out.append(Line(n, i, text, "prose", label.end()))
                 continue
-            elif STRUCTURAL_LINE.match(text) or FIM_MARKERS.search(text) or has_turns(text):
+            elif STRUCTURAL_LINE.match(text) or FIM_MARKER.search(text) or has_turns(text):
                 kind = "structure"
             else:
                 kind = "code"

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from logmine.prompt_syntax import FIM_PREFIX_SENTINELS, FIM_SUFFIX_SENTINELS
 from logmine.stages.compress.fidelity import segments
 
 BLOCK = 16
@@ -94,8 +95,8 @@ def block_share(token_ids: Iterable[Sequence[int]], block: int = BLOCK) -> Block
 TRIM_ROLES = ("prefix", "suffix", "declarations")
 """The code-context roles :class:`logmine.stages.compress.trim.trimmer.Trimmer` trims."""
 _SENTINEL_ROLE = [
-    (re.compile(r"(?:<\|fim_prefix\|>|<fim_prefix>|<PRE>|\[PREFIX\]|<｜fim▁begin｜>|<\|fim▁begin\|>)[ \t]*\Z"), "prefix"),
-    (re.compile(r"(?:<\|fim_suffix\|>|<fim_suffix>|<SUF>|\[SUFFIX\]|<｜fim▁hole｜>|<\|fim▁hole\|>)[ \t\n]*\Z"), "suffix"),
+    (re.compile("(?:" + "|".join(map(re.escape, FIM_PREFIX_SENTINELS)) + r")[ \t]*\Z"), "prefix"),
+    (re.compile("(?:" + "|".join(map(re.escape, FIM_SUFFIX_SENTINELS)) + r")[ \t\n]*\Z"), "suffix"),
 ]
 
 

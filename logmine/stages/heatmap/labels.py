@@ -28,6 +28,7 @@ from logmine.code import (
     resolve_language_source,
 )
 from logmine.language import normalise_language
+from logmine.prompt_syntax import END_SENTINELS, FILE_SEPARATORS, FIM_MIDDLE_SENTINELS, FIM_PREFIX_SENTINELS, FIM_SUFFIX_SENTINELS, HOLES
 
 CODE_KINDS = frozenset({"completion", "edit"})
 """Request kinds whose text is code even when its language cannot be told."""
@@ -162,13 +163,11 @@ def _assign(
 
 
 # -- code context from the prompt -------------------------------------------------------------------
-_FIM_PREFIX = ("<|fim_prefix|>", "<fim_prefix>", "<\uff5cfim\u2581begin\uff5c>", "<PRE>", "[PREFIX]")
-_FIM_OTHER = ("<|fim_suffix|>", "<|fim_middle|>", "<fim_suffix>", "<fim_middle>", "<\uff5cfim\u2581hole\uff5c>",
-              "<\uff5cfim\u2581end\uff5c>", "<SUF>", "<MID>", "[SUFFIX]", "[MIDDLE]", "<|file_sep|>", "<file_sep>",
-              "<|endoftext|>", "<EOT>")
+_FIM_PREFIX = FIM_PREFIX_SENTINELS
+_FIM_OTHER = (*FIM_SUFFIX_SENTINELS, *FIM_MIDDLE_SENTINELS, *FILE_SEPARATORS, *END_SENTINELS)
 _PATH_RE = re.compile(r"(?:<\|file_sep\|>|<file_sep>|<filename>|<\|file_name\|>)[ \t]*([^\n<]+?)[ \t]*\n")
-_FIM_SUFFIX = ("<|fim_suffix|>", "<fim_suffix>", "<\uff5cfim\u2581hole\uff5c>", "<SUF>", "[SUFFIX]")
-_HOLES = ("<HOLE>", "{{FILL_HERE}}", "<FILL_ME>")
+_FIM_SUFFIX = FIM_SUFFIX_SENTINELS
+_HOLES = HOLES
 _OPEN_FENCE_RE = re.compile(r"^[ \t]*```[ \t]*([\w+#.-]*)[^\n]*\n", re.M)
 
 

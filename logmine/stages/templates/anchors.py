@@ -16,6 +16,7 @@ import re
 from collections import Counter, defaultdict
 
 from logmine.masking import WILDCARD
+from logmine.prompt_syntax import SENTINEL
 from logmine.stages.templates.state import MinerState, group_text, render
 from logmine.stages.templates.cluster import SLOT, Group
 
@@ -140,13 +141,12 @@ def _matches(pieces: list[str], text: str) -> bool:
     pos, end = len(first), len(text) - len(last)
     for piece in pieces[1:-1]:
         at = text.find(piece, pos + 1, end)
-        if at < 0 or _MODEL_SENTINEL.search(text, pos, at):
+        if at < 0 or SENTINEL.search(text, pos, at):
             return False
         pos = at + len(piece)
-    return pos < end and _MODEL_SENTINEL.search(text, pos, end) is None
+    return pos < end and SENTINEL.search(text, pos, end) is None
 
 
-_MODEL_SENTINEL = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST)\]")
 """Tokens of a model's prompt format (``<|im_end|>``, ``<fim_suffix>``, ``[/INST]``), which no
 variable spans; markup tags may be a variable's (HTML in a docstring)."""
 

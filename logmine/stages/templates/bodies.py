@@ -18,15 +18,14 @@ import bisect
 import hashlib
 import re
 
+from logmine.prompt_syntax import FENCE_LINE, FIM_START, ROLE_TAG_LINE, SENTINEL, TAG_OR_SENTINEL
 from logmine.stages.templates.cluster import SLOT
 
 _FIXED = re.compile(
     r"(\{(?:prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}"  # placeholders
     r"|\{[a-z_]+:[a-z]{6,}\}"  # slot tokens
-    r"|<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1,30}\]>"  # model sentinels: <|fim_prefix|> <｜fim▁hole｜> <[fim-prefix]>
-    r"|</?[A-Z][A-Z0-9_]{1,30}/?>|</?[a-z]+_[a-z_]+>|</?s>"  # tags: <PRE> </CONTEXTDOCUMENT> <fim_prefix> <start_of_turn> <s>
-    r"|\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]"  # [PREFIX] [INST] [BLANK]
-    r"|(?m:^[ \t]*(?:```|~~~)[^\n`]*$))"  # fence lines
+    f"|{TAG_OR_SENTINEL}"  # model sentinels and tags (logmine.prompt_syntax)
+    f"|{FENCE_LINE})"  # fence lines
 )
 """Pieces a code region never swallows: placeholders, sentinels, tags, fence lines."""
 _PROSE_WORD = re.compile(r"^[\"'(*\[]*[A-Za-z][A-Za-z'’-]*[.,:;!?\"')*\]]*$")
@@ -36,8 +35,6 @@ _HEADER = re.compile(r"^#{2,} \S")
 _MARKDOWN = re.compile(r"^(?:(?:[*+-]|\d{1,2}[.)]|#)[ \t]+(?=\S)|(?=\*\*[^\s*][^\n]*?\S\*\*))")
 """The markup a Markdown prose line may start with: a bullet (``*``, ``-``, ``+``, ``1.``), a
 heading's ``#``, bold (``**Note:**``); the rest, bold and backticks dropped, is judged as prose."""
-_ROLE_TAG = re.compile(r"</?[a-z]{2,20}>[ \t]*")
-"""A line that is one lower-case tag (``<system>``, ``</user>``): a chat turn's marker, text."""
 _PUNCTUATION = re.compile(r"[.,:;!?)\]'\"]{1,3}[ \t]*")
 """Punctuation alone after a placeholder on its line (``from {file_path}:``): text."""
 _DIFF_LINE = re.compile(r"^(?:[+\- ]|@@|diff --git|index [0-9a-f]|--- |\+\+\+ )")
@@ -229,7 +226,7 @@ def _in_code(pieces: list[tuple[str, bool, int]], i: int) -> bool:
     piece = pieces[i][0]
     if _INLINE_VALUE.fullmatch(piece):
         return True
-    if not _INLINE_TAG.fullmatch(piece) or _FIM_START.fullmatch(piece) or piece.endswith("/>"):
+    if not _INLINE_TAG.fullmatch(piece) or FIM_START.fullmatch(piece) or piece.endswith("/>"):
         return False  # a self-closing tag is a marker (<CURSOR/>), wherever it falls
     before = pieces[i - 1][0] if i else ""
     after = pieces[i + 1][0] if i + 1 < len(pieces) else ""
@@ -299,11 +296,6 @@ or, for a block left open (an assistant prefill), to the end."""
 _DOCSTRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*?"""' + r"|'''(?:[^'\\]|\\.|'(?!''))*?'''", re.DOTALL)
 """A triple-quoted string (a docstring), whatever its prose: code."""
 _TAG_BODY = re.compile(r"<([A-Z][A-Z0-9_]{1,30})>(.*?)</\1>", re.DOTALL)
-_FIM_START = re.compile(r"<fim_prefix>|<\|fim_prefix\|>|<PRE>|\[PREFIX\]|<｜fim▁begin｜>|<\[fim-prefix\]>|<fim_suffix>|<\|fim_suffix\|>|<SUF>|\[SUFFIX\]|<｜fim▁hole｜>|<\[fim-suffix\]>|<\|file_sep\|>|<file_sep>")
-"""Sentinels after which the text up to the next sentinel is code: a fill-in-the-middle region,
-or a file of a repository-level prompt (its path line, then its content)."""
-SENTINELS = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|<\[[a-z-]{1,30}\]>|</?[A-Z][A-Z0-9_]{1,30}>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]")
-"""Model sentinels and structural tags of prompts (``<|im_start|>``, ``<fim_prefix>``, ``[INST]``, ``</CONTEXTDOCUMENT>``)."""
 
 
 def _body_spans(text: str) -> list[tuple[int, int]]:
@@ -313,8 +305,8 @@ def _body_spans(text: str) -> list[tuple[int, int]]:
     spans = [m.span(2) for m in _FENCE_BODY.finditer(text)] if "```" in text or "~~~" in text else []
     if "</" in text:
         spans += [m.span(2) for m in _TAG_BODY.finditer(text)]
-    for m in _FIM_START.finditer(text):
-        nxt = SENTINELS.search(text, m.end())
+    for m in FIM_START.finditer(text):
+        nxt = SENTINEL.search(text, m.end())
         spans.append((m.end(), nxt.start() if nxt else len(text)))
     return spans
 
@@ -345,7 +337,7 @@ def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
         return "space"
     if at_line_start and (piece[:2] == "  " or piece[:1] == "\t"):
         return "code"
-    if (at_line_start and _ROLE_TAG.fullmatch(piece)) or (not at_line_start and _PUNCTUATION.fullmatch(piece)):
+    if (at_line_start and ROLE_TAG_LINE.fullmatch(piece)) or (not at_line_start and _PUNCTUATION.fullmatch(piece)):
         return "text"
     if _HEADER.match(piece):
         return "text"
@@ -398,7 +390,7 @@ def _context_ends(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None
     """Prose between a code line and a fill-in-the-middle or file sentinel (``<|fim_prefix|>``)
     is the end of a context file (its last docstring or comments), code whatever its length."""
     for f, kind in enumerate(kinds):
-        if kind != "fixed" or not _FIM_START.fullmatch(pieces[f][0]):
+        if kind != "fixed" or not FIM_START.fullmatch(pieces[f][0]):
             continue
         i = f - 1
         while i >= 0 and kinds[i] in ("text", "space"):

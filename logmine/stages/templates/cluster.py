@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from logmine.masking import WILDCARD
+from logmine.prompt_syntax import SENTINEL
 
 _KEYED = re.compile(r"^([^=:\s]+[=:])(?=.)")
 
@@ -91,19 +92,13 @@ _NAMED = re.compile(r"\{[a-z_]+\d*(?::[a-z]{6,})?\}")
 """A named slot (``{code}``, ``{prefix}``) or a slot token."""
 
 
-SENTINEL = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|</[A-Z][A-Z0-9_]{1,30}>|\[/?(?:PREFIX|SUFFIX|INST)\]")
-"""Model sentinels and closing tags of prompts: template structure that a variable never spans."""
-
-
-_MODEL_FORMAT = re.compile(r"<\|[^|<>\s]{1,64}\|>|<｜[^｜<>]{1,40}｜>|<[a-z]+_[a-z_]+>|\[/?(?:PREFIX|SUFFIX|INST)\]")
-"""Tokens of a model's prompt format (``<|fim_prefix|>``, ``<fim_middle>``, ``[INST]``)."""
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _sentinels(tokens: tuple[str, ...]) -> tuple[str, ...]:
     """The model-format tokens of a unit, in order: units of different prompt formats are never
     one template, so they are bucketed apart (a variable never stands for a sentinel)."""
-    return tuple(m for t in tokens if "<" in t or "[" in t for m in _MODEL_FORMAT.findall(t))
+    return tuple(m for t in tokens if "<" in t or "[" in t for m in SENTINEL.findall(t))
 
 
 @functools.lru_cache(maxsize=1 << 16)

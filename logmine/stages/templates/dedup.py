@@ -36,13 +36,13 @@ import numpy as np
 
 from logmine.hashing import content_id
 from logmine.stages.templates.cluster import find_root
-from logmine.stages.templates.bodies import SENTINELS
+from logmine.prompt_syntax import SENTINEL
 
 log = logging.getLogger(__name__)
 
 _SLOTS = re.compile(r"<\*>|<[A-Z_][A-Z0-9_]*>|\{\{\{?\s*[\w.]+\s*\}?\}\}|\$\{[^}]*\}|\{[a-z_]+\d*(?::[a-z]+)?\}")
 """Wildcards and placeholders of any syntax: ``<*>``, ``<NUM>``, ``{x}``, ``{{x}}``, ``{{{x}}}``, ``${x}``."""
-_FRAME = re.compile(f"({_SLOTS.pattern})|({SENTINELS.pattern})")
+_FRAME = re.compile(f"({_SLOTS.pattern})|({SENTINEL.pattern})")
 
 
 @runtime_checkable

@@ -9,7 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from logmine.stages.templates.bodies import SENTINELS, SlotStore
+from logmine.prompt_syntax import SENTINEL
+from logmine.stages.templates.bodies import SlotStore
 
 RECORD_SLOTS = ("prefix", "suffix", "selection", "file_path", "language")
 """Record fields whose values become placeholders of the same name."""
@@ -83,9 +84,9 @@ def _replace_value(text: str, name: str, value: str) -> str:
 def _replace_between_sentinels(text: str, value: str, token: str) -> str:
     """A prefix or suffix too short to replace anywhere (``ds``) is replaced where it fills the
     whole space between two sentinels (``[SUFFIX]ds[PREFIX]``): there it cannot be chance."""
-    for m in SENTINELS.finditer(text):
+    for m in SENTINEL.finditer(text):
         end = m.end() + len(value)
-        if text.startswith(value, m.end()) and SENTINELS.match(text, end):
+        if text.startswith(value, m.end()) and SENTINEL.match(text, end):
             return text[: m.end()] + token + text[end:]
     return text
 
