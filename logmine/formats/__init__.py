@@ -24,6 +24,7 @@ _MODULES = {
     "continue-llm": "continue_llm",
     "continue": "continue_dev",
     "native": "native",
+    "ide-log": "ide_log",  # last: any text log with a timestamp-and-level header
 }
 FORMAT_NAMES = tuple(_MODULES)
 
