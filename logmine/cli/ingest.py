@@ -10,7 +10,7 @@ import typer
 from logmine.cli._options import FormatOption, OutOption, QuietOption
 from logmine.cli._output import OutputFormat, emit_json, emit_mapping, emit_table, progress_bar
 
-INPUT_FORMATS = "native, continue, continue-llm, tabby, jetbrains, kave, otel"
+INPUT_FORMATS = "native, continue, continue-llm, tabby, jetbrains, kave, otel, ide-log"
 
 
 def ingest(
