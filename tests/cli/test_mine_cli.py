@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import zstandard
 from cli_helpers import run_cli
 from typer.testing import CliRunner
 
@@ -46,9 +47,11 @@ def test_table_names_the_header(capsys: pytest.CaptureFixture[str]) -> None:
     assert out.splitlines()[0] == "7 templates in 9 entries (16 lines; header: ts [thread] level - logger -)"
 
 
-def test_gz_reads_as_the_plain_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    packed = tmp_path / "idea.log.gz"
-    packed.write_bytes(gzip.compress(IDEA.read_bytes()))
+@pytest.mark.parametrize("suffix", [".gz", ".zst"])
+def test_compressed_reads_as_the_plain_file(suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    packed = tmp_path / f"idea.log{suffix}"
+    data = IDEA.read_bytes()
+    packed.write_bytes(gzip.compress(data) if suffix == ".gz" else zstandard.ZstdCompressor().compress(data))
     plain, gz = mined(capsys, str(IDEA)), mined(capsys, str(packed))
     assert [{**r, "file": None} for r in gz["rows"]] == [{**r, "file": None} for r in plain["rows"]]
     assert gz["top"] == plain["top"]
