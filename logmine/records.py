@@ -56,6 +56,22 @@ LLM_REQUESTS_SCHEMA: dict[str, pl.DataType] = {
     "source_line": pl.Int64(),
 }
 
+IDE_LOG_SCHEMA: dict[str, pl.DataType] = {
+    "entry_id": pl.String(),  # <path key>:<first line>:0
+    "ts": UTC_TS,
+    "level": pl.String(),  # upper case: INFO, WARN, SEVERE, ...
+    "category": pl.String(),  # logger / category of the header
+    "thread": pl.String(),
+    "message": pl.String(),  # the entry's text without the header, continuation lines included
+    "exception": pl.String(),  # the exception type the entry carries (stack traces)
+    "template_id": pl.String(),  # mined from the message's first line over the file's entries
+    "template": pl.String(),
+    "lines": pl.Int64(),  # physical lines of the entry
+    "source_format": pl.String(),
+    "source_file": pl.String(),
+    "source_line": pl.Int64(),  # the entry's first line
+}
+
 REJECTS_SCHEMA: dict[str, pl.DataType] = {
     "source_file": pl.String(),
     "source_line": pl.Int64(),

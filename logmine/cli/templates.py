@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -13,6 +14,9 @@ from rich.markup import escape
 from logmine.cli._options import FormatOption, QuietOption, WorkspaceArg
 from logmine.cli._output import OutputFormat, emit_json, emit_mapping, emit_table, progress_bar
 from logmine.errors import InputPathError, OptionError
+
+if TYPE_CHECKING:
+    from logmine.stages.templates import MineResult
 
 MaskRulesOption = Annotated[
     Path | None,
@@ -64,37 +68,116 @@ def templates(
 
 
 def mine(
-    file: Annotated[Path, typer.Argument(help="A text log, one record a line ('-' for stdin).", show_default=False)],
+    path: Annotated[Path, typer.Argument(help="A text log (.gz, .zst too), a directory of them, or '-' for stdin.", show_default=False)],
     mask_rules: MaskRulesOption = None,
     typed_masks: Annotated[bool, typer.Option("--typed-masks", help="Write masked values as <NAME> (the rule's mask_with) instead of <*>.")] = False,
     limit: Annotated[int, typer.Option("--limit", help="Show at most this many templates (0: all).")] = 50,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
-    """Mine the templates of a free-text log (idea.log, syslog, ...) and print them by frequency.
+    """Mine the templates of free-text logs (idea.log, log4j/logback, Python logging, syslog, ...).
+
+    The header of each file (timestamp, thread, level, logger, ...) is found without being told
+    and cut off: templates are mined from the messages. A line without header (a stack frame,
+    the rest of a multi-line message) belongs to the entry above it; the entry carries the
+    exception type of its stack trace. With --format json every entry comes out with its header
+    fields as columns (rows).
 
     Example: logmine mine ~/.cache/JetBrains/IntelliJIdea2024.3/log/idea.log --limit 20
     """
-    from logmine.stages.templates import MineConfig, mine_templates
+    from logmine.stages.templates import MineConfig, TemplateMiner
 
     if limit < 0:
         raise OptionError("--limit", limit, "0 or more")
     config = replace(_mine_config(MineConfig(), mask_rules), typed_masks=typed_masks)
-    if str(file) == "-":
-        result = mine_templates((line.rstrip("\n") for line in sys.stdin), config)
+    sources = _text_sources(path)
+    miner = TemplateMiner(config)
+    rows: list[dict[str, object]] = []
+    headers: list[dict[str, object]] = []
+    lines = 0
+    for name, text in sources:
+        found = _FileEntries(text)
+        header = found.header
+        headers.append({"file": name, "header": header.name if header else None,
+                        "fields": list(header.fields) if header else [], "coverage": header.coverage if header else 0.0})
+        for entry in found.entries:
+            miner.add(entry.message)
+            if fmt is OutputFormat.json:
+                rows.append({"file": name, "line": entry.line, "lines": entry.lines, **entry.fields,
+                             "message": entry.message, "exception": entry.exception})
+        lines += found.lines
+    result = miner.result()
+    _emit_mined(result, rows, headers, lines, limit, fmt)
+
+
+class _FileEntries:
+    """The header and entries of one text source, counting its physical lines."""
+
+    def __init__(self, text: Iterable[str]) -> None:
+        from logmine.formats.ide_log import header_and_entries
+
+        self.lines = 0
+        self.header, self.entries = header_and_entries(self._count(text))
+
+    def _count(self, text: Iterable[str]) -> Iterator[str]:
+        for line in text:
+            self.lines += 1
+            yield line
+
+
+def _text_sources(path: Path) -> list[tuple[str, Iterable[str]]]:
+    """``(name, lines)`` of each text log ``path`` names: stdin, a file, or the files of a directory
+    (binary ones skipped with a warning); a binary file given by name is an error."""
+    from logmine.formats.ide_log import looks_binary, text_lines
+    from logmine.stages.ingest import collect_files
+
+    if str(path) == "-":
+        return [("-", (line.rstrip("\r\n") for line in sys.stdin))]
+    if path.is_dir():
+        files = [f for f in collect_files([path]) if not _skip_binary(f, looks_binary)]
+    elif path.is_file():
+        if looks_binary(path):
+            raise InputPathError(path, "is a binary file, not a text log")
+        files = [path]
     else:
-        if not file.is_file():
-            raise InputPathError(file)
-        with open(file, encoding="utf-8", errors="replace") as fh:
-            result = mine_templates((line.rstrip("\n") for line in fh), config)
-    total = max(len(result.assignments), 1)
-    rows = [{"lines": n, "share": round(n / total, 4), "template": result.templates[t], "id": t} for t, n in result.counts.items()]
-    rows.sort(key=lambda r: (-r["lines"], r["id"]))
-    shown = rows[:limit] if limit else rows
+        raise InputPathError(path)
+    return [(str(f), text_lines(f)) for f in files]
+
+
+def _skip_binary(path: Path, looks_binary: Callable[[Path], bool]) -> bool:
+    try:
+        binary = looks_binary(path)
+    except (OSError, EOFError, ValueError) as exc:
+        typer.echo(f"skipped {path}: cannot be read ({exc})", err=True)
+        return True
+    if binary:
+        typer.echo(f"skipped {path}: a binary file, not a text log", err=True)
+    return binary
+
+
+def _emit_mined(result: MineResult, rows: list[dict[str, object]], headers: list[dict[str, object]], lines: int, limit: int,
+                fmt: OutputFormat) -> None:
+    entries = len(result.assignments)
+    total = max(entries, 1)
+    exceptions: dict[str, dict[str, int]] = {}
+    for row, tid in zip(rows, result.assignments if rows else (), strict=True):
+        row["template_id"] = tid
+        if row["exception"]:
+            counts = exceptions.setdefault(tid, {})
+            counts[str(row["exception"])] = counts.get(str(row["exception"]), 0) + 1
+    top = [{"entries": n, "share": round(n / total, 4), "template": result.templates[t], "id": t} for t, n in result.counts.items()]
+    top.sort(key=lambda r: (-r["entries"], r["id"]))
+    shown = top[:limit] if limit else top
     if fmt is OutputFormat.json:
-        emit_json({"lines": len(result.assignments), "templates": len(rows), "top": shown})
+        for r in shown:
+            r["exceptions"] = exceptions.get(str(r["id"]), {})
+        emit_json({"files": len(headers), "lines": lines, "entries": entries, "templates": len(top), "headers": headers,
+                   "top": shown, "rows": rows})
         return
-    shown = [{**r, "template": escape(r["template"])} for r in shown]  # a template is data, not rich markup
-    emit_table(f"{len(rows):,} templates in {len(result.assignments):,} lines", shown, ["lines", "share", "template", "id"])
+    names = sorted({str(h["header"]) for h in headers if h["header"]})
+    header = "; ".join(names) if names else "none"
+    shown = [{**r, "template": escape(str(r["template"]))} for r in shown]  # a template is data, not rich markup
+    emit_table(f"{len(top):,} templates in {entries:,} entries ({lines:,} lines; header: {escape(header)})", shown,
+               ["entries", "share", "template", "id"])
 
 
 def _mine_config(base, mask_rules: Path | None):  # noqa: ANN001, ANN202 - MineConfig imported lazily

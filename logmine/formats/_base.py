@@ -52,6 +52,8 @@ class Batch:
     events: list[dict[str, Any]] | pl.DataFrame = field(default_factory=list)
     requests: list[dict[str, Any]] | pl.DataFrame = field(default_factory=list)
     rejects: list[Reject] = field(default_factory=list)
+    ide_log: list[dict[str, Any]] | pl.DataFrame = field(default_factory=list)
+    """Rows of the ``ide_log`` table (free-text IDE logs, :mod:`logmine.formats.ide_log`)."""
     lines_read: int = 0
     lines_accepted: int = 0
     bytes_read: int = 0

@@ -33,6 +33,7 @@ FORMATS: tuple[Format, ...] = (
     Format("jetbrains", "jetbrains", detect_rank=3),
     Format("kave", "kave", detect_rank=2),
     Format("otel", "otel", detect_rank=1),
+    Format("ide-log", "ide_log", detect_rank=8, sample=False),  # last: any text log with a timestamp-and-level header
 )
 """Every format, in the order ``logmine sample`` writes them."""
 

@@ -120,11 +120,11 @@ def test_cli_mine(tmp_path: Path) -> None:
     out = runner.invoke(app, ["mine", str(CASES / "sshd.log"), "--format", "json", "--limit", "2"], catch_exceptions=False)
     assert out.exit_code == 0
     data = json.loads(out.stdout)
-    assert (data["lines"], data["templates"]) == (60, 7)
+    assert (data["lines"], data["entries"], data["templates"], data["headers"][0]["header"]) == (60, 60, 7, None)
     assert [t["template"] for t in data["top"]] == ["Failed password for <*> from <*> port <*> ssh2",
                                                      "Failed password for invalid user <*> from <*> port <*> ssh2"]
     table = runner.invoke(app, ["mine", str(CASES / "sshd.log")], catch_exceptions=False)
-    assert table.stdout.splitlines()[0] == "7 templates in 60 lines" and "[preauth]" in table.stdout
+    assert table.stdout.splitlines()[0] == "7 templates in 60 entries (60 lines; header: none)" and "[preauth]" in table.stdout
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([{"pattern": "ssh2", "mask_with": "PROTO"}]))
     typed = runner.invoke(app, ["mine", str(CASES / "sshd.log"), "--mask-rules", str(rules), "--typed-masks", "-f", "json"], catch_exceptions=False)

@@ -1,5 +1,5 @@
 """Ingest: log files of any supported format -> the workspace's ``events``, ``llm_requests``,
-``rejects`` and ``sources`` tables.
+``ide_log``, ``rejects`` and ``sources`` tables.
 
 * Every input line is accounted for: per file ``lines_read = lines_accepted + lines_rejected``,
   and each rejected line is one ``rejects`` row (file, 1-based line, format, reason).
@@ -50,6 +50,7 @@ from logmine.formats import FORMAT_NAMES, Batch, companion, companion_files, det
 from logmine.hashing import file_sha256
 from logmine.records import (
     EVENTS_SCHEMA,
+    IDE_LOG_SCHEMA,
     LLM_REQUESTS_SCHEMA,
     REJECT_UNREADABLE_FILE,
     REJECT_UNRECOGNISED_FILE,
@@ -133,6 +134,7 @@ class IngestReport:
             "lines_rejected": self.lines_rejected,
             "events": self.total("events"),
             "llm_requests": self.total("requests"),
+            "ide_log": self.total("ide_log"),
             "rejects_by_reason": dict(sorted(self.rejects_by_reason.items())),
             "seconds": round(self.seconds, 3),
         }
@@ -311,7 +313,8 @@ def _no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-_TABLES = {"events": EVENTS_SCHEMA, "llm_requests": LLM_REQUESTS_SCHEMA, "rejects": REJECTS_SCHEMA, "sources": SOURCES_SCHEMA}
+_TABLES = {"events": EVENTS_SCHEMA, "llm_requests": LLM_REQUESTS_SCHEMA, "ide_log": IDE_LOG_SCHEMA, "rejects": REJECTS_SCHEMA,
+           "sources": SOURCES_SCHEMA}
 
 
 def _known_sources(ws: Workspace) -> dict[str, dict[str, Any]]:
@@ -455,7 +458,7 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
     rest_written: dict[str, Path] = {}
     if rest_done is not None:
         rest_report, rest_written = rest_done
-        for name in ("lines_read", "lines_accepted", "lines_rejected", "events", "requests"):
+        for name in ("lines_read", "lines_accepted", "lines_rejected", "events", "requests", "ide_log"):
             setattr(report, name, getattr(report, name) + getattr(rest_report, name))
     row = {
         "path": task.path, "sha256": sha, "size_bytes": before.st_size, "source_format": fmt, "lines_read": report.lines_read,
@@ -539,7 +542,7 @@ def _reject_file(txn: Transaction, name: str, fmt: str | None, reason: str) -> t
     """A file-level reject: one rejects row with source_line 0; the file's old rows are dropped."""
     log.warning("%s: %s", name, reason)
     key = source_key(name)
-    for table in ("events", "llm_requests"):
+    for table in ("events", "llm_requests", "ide_log"):
         txn.drop_partition(table, key)
     for table in WRITTEN_TABLES:
         txn.drop_partition(table, key + REST_SUFFIX)

@@ -1,0 +1,462 @@
+"""Free-text logs as users have them: find the header of a line-oriented log, cut each line into
+its header fields and its message, and keep a multi-line entry (a stack trace, a wrapped list)
+with the line that opened it.
+
+The header is found per file, not configured (:func:`detect_header`): the first lines are read
+as a sequence of typed slots -- a timestamp of one of several shapes, a ``[thread]``, a level
+word from a fixed set, a pid, a host, a logger or category -- with the separators between them
+(``" - "``, ``": "``, ``","``, ``"|"``). The slot sequence most of those lines share is the
+file's :class:`Header`, compiled to one regex. It covers idea.log, log4j/logback layouts,
+Python logging, syslog and the like, without naming any of them.
+
+:func:`entries` then reads every line: a line the header parses (or that starts with the
+header's timestamp) opens an :class:`Entry`; any other line -- ``at ...`` frames, ``Caused by:``,
+``... 9 more``, the text of a multi-line message, blank lines -- continues the open one. Lines
+before the first header line form one entry without header fields. A file without a header
+(no typed slot on most of its lines) is one entry per line, except that stack-trace lines
+still join the line before them.
+
+An entry's exception type (:func:`exception_type`) is the first
+``pkg.Name(Exception|Error|Throwable|...)`` that opens one of its lines (after an optional
+``Caused by:``), head message included: in a Java trace the exception that was logged (the
+outermost), in a Python traceback the one raised last (its type closes the trace). When no
+line has such a name, the first ``Caused by:`` names it.
+
+Pure: values in, values out (no file is opened here).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, timezone
+
+__all__ = ["FIELDS", "Entry", "Header", "detect_header", "entries", "exception_type", "parse_timestamp"]
+
+LEVELS = ("TRACE", "DEBUG", "FINEST", "FINER", "FINE", "CONFIG", "INFO", "INFORMATION", "NOTICE", "WARN", "WARNING",
+          "ERROR", "ERR", "SEVERE", "FATAL", "CRITICAL", "CRIT", "ALERT", "EMERG", "EMERGENCY", "VERBOSE", "PANIC")
+"""Level words a header slot may hold (upper, lower or capitalised); single letters V D I W E F A
+only in a header with a pid or thread slot before them (Android's logcat)."""
+_LEVEL_WORD = "|".join(sorted({w for lv in LEVELS for w in (lv, lv.lower(), lv.capitalize())}, key=len, reverse=True))
+_LEVEL_RX = rf"(?:{_LEVEL_WORD})(?=[\s:\],|]|$)"
+_LETTER_LEVEL_RX = r"[VDIWEFA](?=\s)"
+
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+_FRACTION = r"(?:[.,]\d{1,9})?"
+_ZONE = r"(?:\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2}))?"
+TIMESTAMPS = (
+    rf"\d{{4}}-\d{{2}}-\d{{2}}[T ]\d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}{_ZONE}",  # ISO 8601, log4j %d, Python asctime
+    rf"\d{{4}}-\d{{2}}-\d{{2}}-\d{{2}}\.\d{{2}}\.\d{{2}}{_FRACTION}",  # 2005-06-03-15.42.50.675872
+    rf"\d{{2,4}}/\d{{1,2}}/\d{{1,2}}[ T:]\d{{1,2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # 17/06/09 20:10:40
+    rf"\d{{2}}/{_MONTH}/\d{{4}}:\d{{2}}:\d{{2}}:\d{{2}}(?: [+-]\d{{4}})?",  # access log 10/Oct/2000:13:55:36 -0700
+    rf"{_DAY} {_MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION} \d{{4}}",  # ctime: Sun Dec 04 04:47:44 2005
+    rf"{_MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}(?: \d{{4}})?",  # syslog: Dec 10 06:55:46
+    rf"\d{{2}}-\d{{2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # logcat: 03-17 16:13:38.811
+    r"\d{6} \d{6}",  # 081109 203615
+    rf"\d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # logback %d{HH:mm:ss.SSS}
+    r"1\d{9}(?:\.\d+|\d{3})?(?=\s)",  # epoch seconds or milliseconds
+)
+"""Timestamp shapes a header may open with (or hold in brackets); the longest match wins."""
+_TS = [re.compile(rx) for rx in TIMESTAMPS]
+
+FIELDS = ("ts", "thread", "level", "logger", "pid", "tid", "host", "context")
+"""Header fields an entry may carry (each is None where the file's header has no such slot)."""
+
+_WS = re.compile(r"\s*")
+_BRACKET = re.compile(r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]")
+_COLON_LOGGER = re.compile(r"([^\s\[\]:]+)(?:\[(\d+)\])?:(?=\s|$)")
+_DASH_LOGGER = re.compile(r"(\S(?:[^\n]{0,80}?\S)?)(?=\s+-(?:\s|$))")
+_WORD_LOGGER = re.compile(r"[\w.$#/<>@-]+(?=\s{2,}|\s+\[)")
+_SPACED_COLON_LOGGER = re.compile(r"([\w.$#/<>@-]+)\s+:(?=\s)")
+_WORD = re.compile(r"\S+")
+_LEVEL = re.compile(_LEVEL_RX)
+_LETTER_LEVEL = re.compile(_LETTER_LEVEL_RX)
+_NUM = re.compile(r"\d{1,9}(?=\s)")
+_PY_DEFAULT = re.compile(rf"({_LEVEL_WORD}):([^\s:]*):")
+_SEPARATORS = {"-": re.compile(r"-(?=\s|$)"), "--": re.compile(r"-{2,3}(?=\s)"), "|": re.compile(r"\|"), ",": re.compile(r",")}
+MAX_SLOTS = 10
+
+
+def _ts_at(line: str, pos: int) -> tuple[int, int] | None:
+    """``(shape, end)`` of the longest timestamp starting at ``pos``."""
+    best = None
+    for k, rx in enumerate(_TS):
+        m = rx.match(line, pos)
+        if m and (best is None or m.end() > best[1]):
+            best = (k, m.end())
+    return best
+
+
+def _is_ts(text: str) -> int | None:
+    for k, rx in enumerate(_TS):
+        if rx.fullmatch(text.strip()):
+            return k
+    return None
+
+
+def _kind(slot: str) -> str:
+    """What a slot holds: ``ts``, ``thread``, ``level``, ``logger``, ``context``, ``num``, ``host`` or a separator."""
+    if "ts@" in slot:
+        return "ts"
+    if slot.startswith("logger"):
+        return "logger"
+    return slot.strip("[]")
+
+
+def scan(line: str) -> tuple[str, ...]:
+    """The header slots ``line`` opens with, greedily (see the module doc); ``()`` when none."""
+    if _PY_DEFAULT.match(line):
+        return ("level", ":", "logger:raw")
+    slots: list[str] = []
+    have: set[str] = set()
+    pos = 0
+    while len(slots) < MAX_SLOTS:
+        start = _WS.match(line, pos).end()  # type: ignore[union-attr]
+        if start >= len(line) or (not slots and start):
+            break
+        slot, pos = _next_slot(line, start, slots, have)
+        if slot is None:
+            break
+        slots.append(slot)
+        have.add(_kind(slot))
+        if slot in ("logger:", "logger :"):
+            break
+    while slots and slots[-1] in ("|", ","):
+        slots.pop()
+    return tuple(slots)
+
+
+def _next_slot(line: str, pos: int, slots: list[str], have: set[str]) -> tuple[str | None, int]:
+    """The slot at ``pos`` given the slots before it, and where it ends; ``(None, pos)``: the message starts."""
+    last = slots[-1] if slots else ""
+    after_sep = last in _SEPARATORS
+    for sep, rx in _SEPARATORS.items():
+        m = rx.match(line, pos)
+        if m and last != sep:
+            return sep, m.end()
+    if "ts" not in have and (ts := _ts_at(line, pos)) is not None:
+        return f"ts@{ts[0]}", ts[1]
+    if line.startswith("[", pos):
+        return _bracket_slot(line, pos, last, have)
+    if "level" not in have:
+        if m := _LEVEL.match(line, pos):
+            return "level", m.end()
+        if have & {"num", "thread"} and (m := _LETTER_LEVEL.match(line, pos)):
+            return "level", m.end()
+    if "logger" in have:
+        return None, pos
+    if slots.count("num") < 2 and not after_sep and (m := _NUM.match(line, pos)):
+        return "num", m.end()
+    if (m := _COLON_LOGGER.match(line, pos)) and _is_ts(m.group(1)) is None:
+        return "logger:", m.end()
+    if have & {"level", "thread"} and (m := _SPACED_COLON_LOGGER.match(line, pos)):
+        return "logger :", m.end()
+    if (after_sep or have & {"level", "thread"}) and (m := _DASH_LOGGER.match(line, pos)):
+        return "logger-", m.end()
+    if "level" in have and (m := _WORD_LOGGER.match(line, pos)):
+        return "logger", m.end()
+    if "host" not in have and "level" not in have and (m := _WORD.match(line, pos)):
+        rest = _WS.match(line, m.end()).end()  # type: ignore[union-attr]
+        if (last.startswith("ts") and _COLON_LOGGER.match(line, rest)) or (not slots and _ts_at(line, rest)):
+            return "host", m.end()
+    return None, pos
+
+
+def _bracket_slot(line: str, pos: int, last: str, have: set[str]) -> tuple[str | None, int]:
+    m = _BRACKET.match(line, pos)
+    if m is None:
+        return None, pos
+    inner = m.group(1).strip()
+    if "level" not in have and _LEVEL.fullmatch(inner):
+        return "[level]", m.end()
+    if "ts" not in have and (k := _is_ts(inner)) is not None:
+        return f"[ts@{k}]", m.end()
+    if "logger" in have:
+        return ("[context]", m.end()) if last == "logger" and "context" not in have else (None, pos)
+    if "thread" in have:
+        return None, pos
+    return "[thread]", m.end()
+
+
+_FRAGMENTS = {
+    "[thread]": r"\[\s*(?P<thread>(?:[^\[\]]|\[[^\[\]]*\])*?)\s*\]",
+    "[context]": r"\[(?P<context>(?:[^\[\]]|\[[^\[\]]*\])*)\]",
+    "level": rf"(?P<level>{_LEVEL_RX}|{_LETTER_LEVEL_RX})",
+    "[level]": rf"\[\s*(?P<level>{_LEVEL_RX})\s*\]",
+    "host": r"(?P<host>\S+)",
+    "logger:": r"(?P<logger>[^\s\[\]:]+)(?:\[(?P<pid2>\d+)\])?:(?=\s|$)",
+    "logger:raw": r"(?P<logger>[^\s:]*):",
+    "logger-": r"(?P<logger>\S(?:.{0,80}?\S)?)(?=\s+-(?:\s|$))",
+    "logger": r"(?P<logger>[\w.$#/<>@-]+)",
+    "logger :": r"(?P<logger>[\w.$#/<>@-]+)\s+:(?=\s)",
+    "-": r"-(?=\s|$)",
+    "--": r"-{2,3}(?=\s)",
+    "|": r"\|",
+    ",": r",",
+    ":": r":",
+}
+
+
+@dataclass(frozen=True)
+class Header:
+    """A file's header grammar: its slots in order, and what share of the sampled lines it parsed."""
+
+    slots: tuple[str, ...]
+    coverage: float = 1.0
+    """Share of the sampled lines that opened with exactly these slots."""
+    pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    ts_pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pattern", re.compile(_regex(self.slots)))
+        first = self.slots[0] if self.slots else ""
+        ts = None
+        if "ts@" in first:
+            ts = re.compile(rf"\[\s*{_ts_fragment(first)}\s*\]" if first.startswith("[") else _ts_fragment(first) + r"(?=\s|$|[,|])")
+        object.__setattr__(self, "ts_pattern", ts)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The header fields this grammar fills, in :data:`FIELDS` order."""
+        names = set(self.pattern.groupindex)
+        if "pid2" in names:
+            names.add("pid")
+        return tuple(f for f in FIELDS if f in names)
+
+    @property
+    def name(self) -> str:
+        """The grammar as text, e.g. ``ts [thread] level - logger -``."""
+        return " ".join("ts" if "ts@" in s and not s.startswith("[") else "[ts]" if "ts@" in s else s.replace(":raw", "")
+                        for s in self.slots).replace("logger-", "logger")
+
+    def parse(self, line: str) -> dict[str, str | None] | None:
+        """The header fields and ``message`` of a line that opens an entry, or None (a continuation).
+
+        A line that the whole grammar does not parse but that opens with its timestamp opens an
+        entry too, with the timestamp alone."""
+        return self.match(line) or self.match_timestamp(line)
+
+    def match_timestamp(self, line: str) -> dict[str, str | None] | None:
+        """The fields of a line that opens with this grammar's timestamp: the timestamp, the rest as message."""
+        if self.ts_pattern is None or not (t := self.ts_pattern.match(line)):
+            return None
+        return {**dict.fromkeys(self.fields), "ts": t.group("ts"), "message": line[t.end():].strip()}
+
+    def match(self, line: str) -> dict[str, str | None] | None:
+        """The header fields and ``message`` of a line the whole grammar parses, or None."""
+        m = self.pattern.match(line)
+        if m is None:
+            return None
+        groups = m.groupdict()
+        out: dict[str, str | None] = {f: groups.get(f) for f in self.fields}
+        if groups.get("pid2") is not None and out.get("pid") is None:
+            out["pid"] = groups["pid2"]
+        out["message"] = line[m.end():].strip()
+        return out
+
+
+def _ts_fragment(slot: str) -> str:
+    k = int(slot.split("@")[1].rstrip("]"))
+    return f"(?P<ts>{TIMESTAMPS[k]})"
+
+
+def _regex(slots: Sequence[str]) -> str:
+    parts = []
+    nums = 0
+    for i, slot in enumerate(slots):
+        if "ts@" in slot:
+            frag = _ts_fragment(slot)
+            frag = rf"\[\s*{frag}\s*\]" if slot.startswith("[") else frag
+        elif slot == "num":
+            frag = r"(?P<pid>\d+)" if nums == 0 else r"(?P<tid>\d+)"
+            nums += 1
+        else:
+            frag = _FRAGMENTS[slot]
+        if i:
+            tight = slot in (",", ":", "logger:raw") or slots[i - 1] == ":" or slot.startswith("[") or slots[i - 1].startswith("[")
+            parts.append(r"\s*" if tight else r"\s+")
+        parts.append(frag)
+    body = "".join(parts)
+    if nums:  # a syslog-style ``proc[pid]:`` after a pid slot: the first one is the pid
+        body = body.replace("(?P<pid2>", "(?:")
+    end = r"\s*" if slots and slots[-1] in (":", "logger:raw") else r"(?:\s+|$)"
+    return "^" + body + end
+
+
+def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0.3) -> Header | None:
+    """The header grammar most of the first ``sample`` non-blank lines open with, or None.
+
+    A grammar needs a timestamp or a level slot; it is kept when it opens at least ``min_share``
+    of the lines that open with any slots, and at least 2 lines (1 in a one-line file).
+    """
+    shapes: Counter[tuple[str, ...]] = Counter()
+    seen = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        seen += 1
+        slots = scan(line)
+        if any("ts@" in s or "level" in s for s in slots):
+            shapes[slots] += 1
+        if seen >= sample:
+            break
+    if not shapes:
+        return None
+    total = sum(shapes.values())
+    best, count = max(shapes.items(), key=lambda kv: (kv[1], len(kv[0]), kv[0]))
+    if count < min(2, seen) or count < min_share * total:
+        return None
+    return Header(best, round(count / seen, 4))
+
+
+@dataclass
+class Entry:
+    """One log entry: the line that opened it, its header fields and message, and the lines that continued it."""
+
+    line: int
+    """1-based number of the entry's first physical line."""
+    fields: dict[str, str | None]
+    """Header fields (:attr:`Header.fields`; empty for lines before the first header line or a file without one)."""
+    message: str
+    """The message of the first line (the header cut off): what templates are mined from."""
+    continuation: list[str] = field(default_factory=list)
+    """The physical lines after the first that belong to the entry, as they are."""
+
+    @property
+    def lines(self) -> int:
+        return 1 + len(self.continuation)
+
+    @property
+    def text(self) -> str:
+        """The whole message: the first line's and the continuation lines, newline-joined."""
+        return "\n".join([self.message, *self.continuation]) if self.continuation else self.message
+
+    @property
+    def exception(self) -> str | None:
+        return exception_type([self.message, *self.continuation])
+
+    @property
+    def has_header(self) -> bool:
+        return bool(self.fields)
+
+
+_FRAME = re.compile(r"\s+at\s|\s*\.\.\. \d+ (?:more|common frames omitted)|\s*Caused by:|\s*Suppressed:|\s+File \"|Traceback \(most recent call last\)")
+
+
+def is_continuation(line: str) -> bool:
+    """A line that never opens an entry even in a log without header: a stack frame and its kin, or a blank line."""
+    return not line.strip() or bool(_FRAME.match(line))
+
+
+def entries(lines: Iterable[str], header: Header | None) -> Iterator[Entry]:
+    """The entries of ``lines`` (see the module doc); every line belongs to exactly one entry."""
+    current: Entry | None = None
+    others: dict[tuple[str, ...], Header] = {}
+    for number, line in enumerate(lines, start=1):
+        fields = header.match(line) if header is not None else None
+        if fields is None and header is not None and line[:1].strip():
+            fields = _other_header(line, others) or header.match_timestamp(line)
+        if fields is None:
+            if header is None and not is_continuation(line):
+                fields = {"message": line.strip()}
+            elif current is None:  # before the first header line: they make one entry without header fields
+                current = Entry(number, {}, line.strip())
+                continue
+            else:
+                current.continuation.append(line)
+                continue
+        if current is not None:
+            yield current
+        message = fields.pop("message") or ""
+        current = Entry(number, fields, message)
+    if current is not None:
+        yield current
+
+
+def _other_header(line: str, others: dict[tuple[str, ...], Header]) -> dict[str, str | None] | None:
+    """A line the file's header does not parse but that opens with a timestamp of its own (another
+    writer's lines in the same file, a label before the timestamp): it opens an entry too."""
+    slots = scan(line)
+    if not any(_kind(s) == "ts" for s in slots):
+        return None
+    if slots not in others:
+        if len(others) >= 64:
+            others.clear()
+        others[slots] = Header(slots, 0.0)
+    return others[slots].match(line)
+
+
+_EXCEPTION = re.compile(
+    r"\s*(?:Caused by:\s*|Suppressed:\s*|Exception in thread \"[^\"]*\"\s+)?"
+    r"((?:[A-Za-z_$][\w$]*\.)*[A-Za-z_$][\w$]*(?:Exception|Error|Throwable|Warning|Interrupt|Exit))(?::\s|:?\s*$)"
+)
+_CAUSED_BY = re.compile(r"\s*Caused by:\s*([\w$.]+)")
+
+
+def exception_type(lines: Iterable[str]) -> str | None:
+    """The exception type an entry's lines carry (see the module doc), or None."""
+    caused = None
+    for line in lines:
+        m = _EXCEPTION.match(line)
+        if m:
+            name = m.group(1)
+            if "." in name or name.rsplit(".", 1)[-1] not in ("Exception", "Error", "Throwable", "Warning", "Interrupt", "Exit"):
+                return name
+        if caused is None and (c := _CAUSED_BY.match(line)):
+            caused = c.group(1)
+    return caused
+
+
+_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T -](\d{2})[:.](\d{2})[:.](\d{2})(?:[.,](\d{1,9}))?\s?(Z|UTC|GMT|[+-]\d{2}:?\d{2})?$")
+_SLASH = re.compile(r"(\d{2,4})/(\d{1,2})/(\d{1,2})[ T:](\d{1,2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?$")
+_CLF = re.compile(r"(\d{2})/([A-Z][a-z]{2})/(\d{4}):(\d{2}):(\d{2}):(\d{2})(?: ([+-]\d{4}))?$")
+_CTIME = re.compile(r"[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))? (\d{4})$")
+_EPOCH = re.compile(r"1\d{9}(?:\.\d+)?|1\d{12}")
+
+
+def parse_timestamp(text: str | None) -> datetime | None:
+    """A header timestamp as a UTC datetime, or None when it carries no date (syslog's has no year).
+
+    A timestamp without a zone (idea.log, log4j's default) is read as UTC: the log does not say
+    which zone it was written in.
+    """
+    if not text:
+        return None
+    text = text.strip()
+    try:
+        if m := _ISO.match(text):
+            y, mo, d, h, mi, s, frac, zone = m.groups()
+            return _make(int(y), int(mo), int(d), int(h), int(mi), int(s), frac, _zone(zone))
+        if m := _SLASH.match(text):
+            y, mo, d, h, mi, s, frac = m.groups()
+            year = int(y) + (2000 if len(y) == 2 else 0)
+            return _make(year, int(mo), int(d), int(h), int(mi), int(s), frac, UTC)
+        if m := _CLF.match(text):
+            d, mon, y, h, mi, s, zone = m.groups()
+            return _make(int(y), _MONTHS[mon], int(d), int(h), int(mi), int(s), None, _zone(zone))
+        if m := _CTIME.match(text):
+            mon, d, h, mi, s, frac, y = m.groups()
+            return _make(int(y), _MONTHS[mon], int(d), int(h), int(mi), int(s), frac, UTC)
+        if _EPOCH.fullmatch(text):
+            value = float(text)
+            return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, UTC)
+    except (ValueError, KeyError, OverflowError):
+        return None
+    return None
+
+
+def _zone(text: str | None) -> timezone:
+    if not text or text in ("Z", "UTC", "GMT"):
+        return UTC
+    sign = -1 if text[0] == "-" else 1
+    digits = text[1:].replace(":", "")
+    return timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4])))
+
+
+def _make(y: int, mo: int, d: int, h: int, mi: int, s: int, frac: str | None, tz: timezone) -> datetime:
+    micro = int((frac or "0").ljust(6, "0")[:6])
+    return datetime(y, mo, d, h, mi, s, micro, tzinfo=tz).astimezone(UTC)

@@ -1,0 +1,200 @@
+"""Header detection, entries and exception types of free-text logs (logmine.textlog).
+
+The fixtures under tests/cases/textlog are written by hand in the layouts' documented default
+patterns (log4j ``%d [%t] %-5p %c - %m%n``, logback ``%d{HH:mm:ss.SSS} [%thread] %-5level
+%logger{36} - %msg%n``, Python ``%(asctime)s - %(name)s - %(levelname)s - %(message)s`` and
+basicConfig's default, syslog, Spring Boot). Loghub-2k (../shared) is the out-of-sample check:
+its structured CSVs give each line's message and header columns.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from logmine.textlog import (
+    Header,
+    detect_header,
+    entries,
+    exception_type,
+    parse_timestamp,
+)
+
+CASES = Path(__file__).parent / "cases" / "textlog"
+LOGHUB = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks" / "loghub-2k"
+
+
+def read(name: str) -> list[str]:
+    return (CASES / name).read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.parametrize(
+    ("name", "grammar", "first"),
+    [
+        ("log4j.log", "ts [thread] level logger -",
+         {"ts": "2024-03-01 10:15:30,123", "thread": "main", "level": "INFO", "logger": "com.example.App"}),
+        ("logback.log", "ts [thread] level logger -",
+         {"ts": "10:15:30.123", "thread": "main", "level": "DEBUG", "logger": "c.e.service.UserService"}),
+        ("python.log", "ts - logger - level -", {"ts": "2024-03-01 10:15:30,123", "level": "INFO", "logger": "myapp.db"}),
+        ("pydefault.log", "level : logger", {"level": "WARNING", "logger": "root"}),
+        ("syslog.log", "ts host logger:", {"ts": "Mar  1 10:15:30", "logger": "sshd", "pid": "2231", "host": "web01"}),
+        ("spring.log", "ts level num -- [thread] logger :",
+         {"ts": "2024-03-01T10:15:30.123+01:00", "thread": "main", "level": "INFO",
+          "logger": "o.s.b.w.embedded.tomcat.TomcatWebServer", "pid": "12345"}),
+    ],
+    ids=["log4j", "logback", "python", "python-default", "syslog", "spring-boot"],
+)
+def test_header_found_and_first_entry_fields(name: str, grammar: str, first: dict[str, str]) -> None:
+    lines = read(name)
+    header = detect_header(lines)
+    assert header is not None and header.name == grammar
+    entry = next(entries(lines, header))
+    assert entry.fields == {**dict.fromkeys(header.fields), **first}
+
+
+def test_messages_are_cut_after_the_header() -> None:
+    messages = {name: [e.message for e in entries(read(name), detect_header(read(name)))]
+                for name in ("log4j.log", "python.log", "syslog.log", "spring.log")}
+    assert messages == {
+        "log4j.log": ["Starting application v1.2", "Connection 7 slow: 1200 ms", "Request failed", "Stopped"],
+        "python.log": ["Connected to db host=10.0.0.1", "Handler crashed", "Slow query: 2.5 s"],
+        "syslog.log": ["Accepted publickey for alice from 10.0.0.5 port 50022 ssh2", "(root) CMD (run-parts /etc/cron.hourly)",
+                       "[12345.678] eth0: link up"],
+        "spring.log": ["Tomcat started on port 8080 (http)", "Slow request: 900 ms"],
+    }
+
+
+def test_a_java_stack_trace_is_one_entry_with_the_logged_exception() -> None:
+    lines = read("log4j.log")
+    found = list(entries(lines, detect_header(lines)))
+    assert [(e.line, e.lines, e.exception) for e in found] == [
+        (1, 1, None), (2, 1, None), (3, 7, "java.lang.IllegalStateException"), (10, 1, None)]
+    assert found[2].text.splitlines() == ["Request failed", *lines[3:9]]
+
+
+def test_a_python_traceback_is_one_entry_with_the_raised_type() -> None:
+    lines = read("python.log")
+    found = list(entries(lines, detect_header(lines)))
+    assert [(e.line, e.lines, e.fields["level"], e.exception) for e in found] == [
+        (1, 1, "INFO", None), (2, 5, "ERROR", "ValueError"), (7, 1, "WARNING", None)]
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        (["Request failed", "java.lang.IllegalStateException: closed", "\tat a.B.c(B.java:1)",
+          "Caused by: java.io.IOException: pipe"], "java.lang.IllegalStateException"),
+        (["Memory leak", "\tat a.B.c(B.java:1)", "Caused by: java.lang.Throwable", "\t... 9 more"], "java.lang.Throwable"),
+        (["boom", "Caused by: com.acme.Boom", "\tat a.B.c(B.java:1)"], "com.acme.Boom"),
+        (["Error: the disk is full", "Exception: bare words are not a type"], None),
+        (["Exception in thread \"main\" java.lang.NullPointerException", "\tat a.B.c(B.java:1)"], "java.lang.NullPointerException"),
+        (["all good"], None),
+    ],
+    ids=["outermost", "caused-by-throwable", "caused-by-only", "bare-words", "uncaught", "none"],
+)
+def test_exception_type(lines: list[str], expected: str | None) -> None:
+    assert exception_type(lines) == expected
+
+
+def test_lines_before_the_first_header_make_one_entry_without_fields() -> None:
+    lines = ["\tat a.B.c(B.java:1)", "\t... 3 more", *read("log4j.log")[:2]]
+    found = list(entries(lines, detect_header(lines)))
+    assert [(e.line, e.lines, e.has_header) for e in found] == [(1, 2, False), (3, 1, True), (4, 1, True)]
+
+
+def test_without_header_each_line_is_an_entry_but_frames_join_the_line_above() -> None:
+    lines = ["job 1 started", "job 1 failed: IOError", "java.io.IOException: disk", "\tat a.B.c(B.java:1)", "\t... 2 more", "",
+             "job 2 started"]
+    assert detect_header(lines) is None
+    found = list(entries(lines, None))
+    assert [(e.line, e.lines, e.message) for e in found] == [
+        (1, 1, "job 1 started"), (2, 1, "job 1 failed: IOError"), (3, 4, "java.io.IOException: disk"), (7, 1, "job 2 started")]
+
+
+def test_a_line_with_a_timestamp_of_its_own_opens_an_entry() -> None:
+    lines = [*read("log4j.log")[:2], "2024-03-01 10:15:35,000 supervisor: restarted", "\tdetails"]
+    found = list(entries(lines, detect_header(lines)))
+    assert [(e.line, e.lines, e.fields.get("ts"), e.message) for e in found][-1] == (3, 2, "2024-03-01 10:15:35,000", "restarted")
+
+
+def test_free_text_has_no_header() -> None:
+    assert detect_header(["Failed password for root from 10.0.0.1 port 22 ssh2", "Connection closed by 10.0.0.2 [preauth]"]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2024-08-27 03:28:02,448", datetime(2024, 8, 27, 3, 28, 2, 448000, UTC)),
+        ("2024-03-01T10:15:30.123+01:00", datetime(2024, 3, 1, 9, 15, 30, 123000, UTC)),
+        ("17/06/09 20:10:40", datetime(2017, 6, 9, 20, 10, 40, tzinfo=UTC)),
+        ("Sun Dec 04 04:47:44 2005", datetime(2005, 12, 4, 4, 47, 44, tzinfo=UTC)),
+        ("10/Oct/2000:13:55:36 -0700", datetime(2000, 10, 10, 13, 55, 36, tzinfo=timezone(-timedelta(hours=7))).astimezone(UTC)),
+        ("1117838570", datetime(2005, 6, 3, 22, 42, 50, tzinfo=UTC)),
+        ("Mar  1 10:15:30", None),
+        ("10:15:30.123", None),
+        ("2024-13-01 10:00:00", None),
+    ],
+    ids=["idea", "iso-zone", "slash", "ctime", "access-log", "epoch", "no-year", "time-only", "bad-month"],
+)
+def test_parse_timestamp(text: str, expected: datetime | None) -> None:
+    assert parse_timestamp(text) == expected
+
+
+_HEAD = st.sampled_from(["2024-03-01 10:15:30,123 [main] INFO  com.example.App - started",
+                         "2024-03-01 10:15:31,002 [t-2] ERROR com.example.Pool - failed"])
+_BODY = st.sampled_from(["\tat a.B.c(B.java:1)", "Caused by: java.io.IOException: x", "\t... 2 more", "", "plain text",
+                         "java.lang.IllegalStateException: y"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(_HEAD, _BODY), min_size=1, max_size=40))
+def test_every_line_belongs_to_exactly_one_entry(lines: list[str]) -> None:
+    header = detect_header(lines)
+    found = list(entries(lines, header))
+    assert sum(e.lines for e in found) == len(lines)
+    assert [e.line for e in found] == sorted({e.line for e in found})
+    heads = {i + 1 for i, line in enumerate(lines) if line.startswith("2024-")}
+    if header is not None:
+        assert {e.line for e in found if e.has_header} == heads
+
+
+def test_header_is_a_value() -> None:
+    header = Header(("ts@0", "[thread]", "level", "-", "logger-", "-"))
+    assert header.fields == ("ts", "thread", "level", "logger")
+    assert header.parse("2024-08-27 03:28:02,448 [      9]   INFO - #c.i.p.i.b.AppStarter - JNA loaded") == {
+        "ts": "2024-08-27 03:28:02,448", "thread": "9", "level": "INFO", "logger": "#c.i.p.i.b.AppStarter", "message": "JNA loaded"}
+    assert header.parse("\tat a.B.c(B.java:1)") is None
+
+
+# -- out of sample: Loghub-2k's structured CSVs ------------------------------------------------------
+_SYSTEMS = {  # system -> header fields checked against the CSV's columns
+    "Android": {"level": "Level", "logger": "Component", "pid": "Pid", "tid": "Tid"},
+    "Apache": {"level": "Level"},
+    "HDFS": {"level": "Level", "logger": "Component", "pid": "Pid"},
+    "Hadoop": {"level": "Level", "logger": "Component", "thread": "Process"},
+    "OpenSSH": {"pid": "Pid"},
+    "OpenStack": {"level": "Level", "logger": "Component", "pid": "Pid"},
+    "Spark": {"level": "Level", "logger": "Component"},
+    "Windows": {"level": "Level", "logger": "Component"},
+    "Zookeeper": {"level": "Level"},
+    "Mac": {"logger": "Component"},
+}
+
+
+@pytest.mark.skipif(not LOGHUB.is_dir(), reason="../shared/benchmarks/loghub-2k is absent")
+@pytest.mark.parametrize("system", sorted(_SYSTEMS))
+def test_loghub_messages_and_header_fields(system: str) -> None:
+    lines = (LOGHUB / system / f"{system}_2k.log").read_text(encoding="utf-8", errors="replace").splitlines()
+    truth = pl.read_csv(LOGHUB / system / f"{system}_2k.log_structured_corrected.csv", infer_schema=False)
+    found = list(entries(lines, detect_header(lines)))
+    assert len(found) == truth.height
+    least = 0.93 if system == "Mac" else 1.0  # Mac: 6.6 % of its lines name a process with spaces or a second bracket
+    assert sum(e.message.strip() == c.strip() for e, c in zip(found, truth["Content"], strict=True)) >= least * len(found)
+    for name, column in _SYSTEMS[system].items():
+        same = sum((e.fields.get(name) or "") == (v or "") for e, v in zip(found, truth[column], strict=True))
+        assert same >= least * len(found), (name, same)
