@@ -67,3 +67,22 @@ class MissingDependencyError(LogmineError):
     def __init__(self, package: str, extra: str, purpose: str) -> None:
         self.package, self.extra = package, extra
         super().__init__(f"{purpose} needs {package}; install it with: pip install 'logmine[{extra}]'")
+
+
+class OutputPathError(LogmineError):
+    """logmine cannot create or write an output the user named (a workspace, a report, a directory)."""
+
+    def __init__(self, path: Path | str, what: str, exc: OSError) -> None:
+        self.path = Path(path)
+        super().__init__(f"{path}: cannot write the {what} here ({_why(self.path, exc)})")
+
+
+def _why(path: Path, exc: OSError) -> str:
+    """The OS's reason, naming the nearest existing ancestor when ``path`` could not be made in it."""
+    reason = exc.strerror or str(exc)
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{parent} is a file, not a directory"
+            return reason if path.exists() else f"{parent} refuses new entries: {reason}"
+    return reason

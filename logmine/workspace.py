@@ -39,7 +39,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from logmine.errors import FormatVersionError, MissingTableError, WorkspaceError, WorkspaceLockedError
+from logmine.errors import FormatVersionError, MissingTableError, OutputPathError, WorkspaceError, WorkspaceLockedError
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,10 @@ class Workspace:
             raise WorkspaceError(f"{root} exists and is not a directory")
         if root.is_dir() and any(not _leftover(p.name) for p in root.iterdir()):
             raise WorkspaceError(f"{root} is a non-empty directory that is not a logmine workspace; choose another -o")
-        root.mkdir(parents=True, exist_ok=True)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputPathError(root, "workspace", exc) from exc
         return cls(root, {"format_version": FORMAT_VERSION, "generation": 0, "tables": {}})
 
     def reload(self) -> Workspace:
@@ -218,8 +221,11 @@ class Workspace:
     @contextlib.contextmanager
     def lock(self, wait: bool = False) -> Iterator[None]:
         """Hold the workspace's writer lock; raise :class:`WorkspaceLockedError` if taken."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        fh = open(self.root / LOCK_NAME, "a+")
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fh = open(self.root / LOCK_NAME, "a+")
+        except OSError as exc:
+            raise OutputPathError(self.root, "workspace", exc) from exc
         try:
             flags = fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB
             try:

@@ -1,0 +1,55 @@
+"""Errors a person can act on: outputs logmine cannot write, option values it cannot use, inputs
+that hold nothing it can read. Each is one `Error: ...` line on stderr and exit code 1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_helpers import run_cli
+
+EVENT = b'{"type":"event","ts":"2025-03-03T10:00:00Z","action":"file.save","user_id":"alice"}\n'
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Path:
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.jsonl").write_bytes(EVENT * 3)
+    (tmp_path / "a-file").write_text("not a directory\n")
+    return tmp_path / "logs"
+
+
+@pytest.fixture
+def workspace(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> Path:
+    code, _, err = run_cli(capsys, "ingest", str(logs), "-o", str(tmp_path / "ws"), "-q")
+    assert (code, err) == (0, "")
+    return tmp_path / "ws"
+
+
+def _unwritable(tmp: Path) -> list[tuple[str, str]]:
+    """(path, the reason in brackets) for outputs that cannot be made on this machine."""
+    cases = [(f"{tmp}/a-file/sub", f"{tmp}/a-file is a file, not a directory")]
+    if Path("/proc/self").is_dir():  # procfs takes no new entries, even from root
+        cases.append(("/proc/logmine-test", "/proc refuses new entries: No such file or directory"))
+    return cases
+
+
+def test_an_unwritable_workspace_is_one_error_line(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
+    for out, why in _unwritable(tmp_path):
+        for command in ("ingest", "compress"):
+            code, stdout, err = run_cli(capsys, command, str(logs), "-o", out, "-q")
+            assert (code, stdout, err) == (1, "", f"Error: {out}: cannot write the workspace here ({why})\n"), command
+
+
+def test_an_unwritable_report_path_is_one_error_line(capsys: pytest.CaptureFixture[str], workspace: Path, tmp_path: Path) -> None:
+    cases = [(f"{out}/report.html", why) for out, why in _unwritable(tmp_path)] + [(str(workspace), "Is a directory")]
+    for out, why in cases:
+        code, stdout, err = run_cli(capsys, "report", str(workspace), "-o", out)
+        assert (code, stdout, err) == (1, "", f"Error: {out}: cannot write the report here ({why})\n")
+    assert not list(workspace.glob(".*.tmp")), "a failed report leaves no temporary file behind"
+
+
+def test_an_unwritable_sample_directory_is_one_error_line(capsys: pytest.CaptureFixture[str], tmp_path: Path, logs: Path) -> None:
+    code, stdout, err = run_cli(capsys, "sample", f"{tmp_path}/a-file/demo", "--events", "10", "-q")
+    assert (code, stdout) == (1, "")
+    assert err == f"Error: {tmp_path}/a-file/demo: cannot write the sample logs here ({tmp_path}/a-file is a file, not a directory)\n"
