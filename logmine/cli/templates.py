@@ -15,8 +15,10 @@ from logmine.cli._output import OutputFormat, emit_json, emit_mapping, emit_tabl
 from logmine.errors import InputPathError, OptionError
 
 MaskRulesOption = Annotated[
-    Path | None,
-    typer.Option("--mask-rules", help='JSON masking rules, added before the defaults: [{"pattern": "...", "mask_with": "NAME"}].', show_default=False),
+    str | None,
+    typer.Option("--mask-rules", help='Masking rules, added before the defaults: a JSON file, or the JSON inline: '
+                 '\'[{"pattern": "req-[0-9]+", "mask_with": "REQ"}]\' (or {"rules": [...], "replace_defaults": true}).',
+                 show_default=False),
 ]
 
 
@@ -97,7 +99,7 @@ def mine(
     emit_table(f"{len(rows):,} templates in {len(result.assignments):,} lines", shown, ["lines", "share", "template", "id"])
 
 
-def _mine_config(base, mask_rules: Path | None):  # noqa: ANN001, ANN202 - MineConfig imported lazily
+def _mine_config(base, mask_rules: str | None):  # noqa: ANN001, ANN202 - MineConfig imported lazily
     if mask_rules is None:
         return base
     from logmine.masking import load_rules

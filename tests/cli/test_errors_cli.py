@@ -3,6 +3,7 @@ that hold nothing it can read. Each is one `Error: ...` line on stderr and exit 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,34 @@ def test_an_unwritable_sample_directory_is_one_error_line(capsys: pytest.Capture
     code, stdout, err = run_cli(capsys, "sample", f"{tmp_path}/a-file/demo", "--events", "10", "-q")
     assert (code, stdout) == (1, "")
     assert err == f"Error: {tmp_path}/a-file/demo: cannot write the sample logs here ({tmp_path}/a-file is a file, not a directory)\n"
+
+
+def test_mask_rules_take_a_file_or_the_json_inline(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_text("fetch https://a.example//x/1 took 5\nfetch https://b.example/y took 7\nuser logged in\n")
+    rules = '[{"pattern": "https?://\\\\S+", "mask_with": "URL"}]'  # '//' must reach the regex unchanged
+    (tmp_path / "rules.json").write_text(rules)
+    results = []
+    for given in (rules, str(tmp_path / "rules.json")):
+        code, out, err = run_cli(capsys, "mine", str(log), "--mask-rules", given, "--typed-masks", "-f", "json")
+        assert (code, err) == (0, "")
+        results.append(sorted(t["template"] for t in json.loads(out)["top"]))
+    assert results[0] == results[1] == ["fetch <URL> took <NUM>", "user logged in"]
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ('[{"pattern": "x", "mask_with": "X"}', "Error: invalid value for --mask-rules: '[{\"pattern\": \"x\", \"mask_with\": \"X\"}' "
+         "(inline rules are not valid JSON: Expecting ',' delimiter: line 1 column 36 (char 35))\n"),
+        ('[{"pattern": "x", "mask": "X"}]', "Error: invalid value for --mask-rules: '[{\"pattern\": \"x\", \"mask\": \"X\"}]' "
+         "(rules.0.mask: Extra inputs are not permitted)\n"),
+        ("{tmp}/missing.json", "Error: {tmp}/missing.json: does not exist (--mask-rules takes a JSON file or the rules inline as JSON)\n"),
+    ],
+    ids=["inline-not-json", "inline-bad-rule", "missing-file"],
+)
+def test_bad_mask_rules_say_what_the_option_takes(capsys: pytest.CaptureFixture[str], tmp_path: Path, given: str, message: str) -> None:
+    log = tmp_path / "app.log"
+    log.write_text("user logged in\n")
+    code, out, err = run_cli(capsys, "mine", str(log), "--mask-rules", given.replace("{tmp}", str(tmp_path)))
+    assert (code, out, err) == (1, "", message.replace("{tmp}", str(tmp_path)))
