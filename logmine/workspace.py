@@ -342,6 +342,14 @@ def _hint_for(name: str) -> str:
     return f"run `logmine {stage} OUT` first"
 
 
+def _has_columns(path: Path, schema: Mapping[str, pl.DataType]) -> bool:
+    """True when the schema file at ``path`` exists and has every column of ``schema`` (a table
+    that gained columns gets a new one, so its view shows them even before any row has them)."""
+    if not path.is_file():
+        return False
+    return set(schema) <= set(pl.read_parquet_schema(path))
+
+
 class Transaction:
     """Stage table changes, then :meth:`commit` them atomically. Use under ``Workspace.lock()``."""
 
@@ -368,7 +376,7 @@ class Transaction:
     def ensure_table(self, table: str, schema: Mapping[str, pl.DataType], view_sql: str | None = None) -> None:
         """Declare ``table`` with ``schema`` so it exists (and is queryable) even with no rows."""
         entry = self.tables.setdefault(table, TableEntry())
-        if entry.schema_file is None or not (self.ws.root / entry.schema_file).is_file():
+        if entry.schema_file is None or not _has_columns(self.ws.root / entry.schema_file, schema):
             rel = f"data/{table}/_schema.{self.token}.parquet"
             self._write(rel, pl.DataFrame(schema=dict(schema)))
             entry.schema_file = rel

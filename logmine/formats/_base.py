@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from logmine.records import (
+    RAW_PREVIEW_BYTES,
     REJECT_ABSURD_VALUE,
     REJECT_BAD_UTF8,
     REJECT_MALFORMED_JSON,
@@ -120,8 +121,12 @@ def decode_json_line(raw: bytes) -> Any:
         raise RecordError(REJECT_MALFORMED_JSON, str(exc).split(":")[0]) from None
 
 
-def reject(number: int, raw: bytes, err: RecordError) -> Reject:
-    return Reject(number, f"{err.kind}: {err.detail}", raw[:1024].decode("utf-8", "replace"))
+def reject(number: int, raw: bytes, err: RecordError, size: int | None = None) -> Reject:
+    """The reject of bad line ``number``: ``raw`` is the line as read, kept whole up to
+    :data:`MAX_LINE_BYTES`; ``size`` is the line's real length when ``raw`` is only its start."""
+    whole = bytes(raw) if size is None and len(raw) <= MAX_LINE_BYTES else None
+    preview = raw[:RAW_PREVIEW_BYTES].decode("utf-8", "replace")
+    return Reject(number, f"{err.kind}: {err.detail}", preview, whole, len(raw) if size is None else size)
 
 
 def iter_json_records(path: Path, skip_blank: bool = True) -> Iterator[tuple[int, bytes, Any | RecordError]]:

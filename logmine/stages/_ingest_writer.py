@@ -42,8 +42,9 @@ class FileReport:
 
 
 def pseudonym(user: str, key: bytes) -> str:
-    """The keyed hash that stands for ``user`` in every table."""
-    return "u_" + hashlib.blake2b(user.encode(), key=key[:64], digest_size=8).hexdigest()
+    """The keyed hash that stands for ``user`` in every table (a lone surrogate, as in a rejected
+    line's invalid UTF-8, is hashed as its code point's bytes)."""
+    return "u_" + hashlib.blake2b(user.encode("utf-8", "surrogatepass"), key=key[:64], digest_size=8).hexdigest()
 
 
 def pseudonymise(values: pl.Series, key: bytes) -> pl.Series:
@@ -83,6 +84,13 @@ def scrub_users(raw: str, key: bytes) -> str:
         return match.group(0)[: start - match.start()] + pseudonym(user, key) + match.group(0)[end - match.start():]
 
     return _USER_FIELD.sub(replace, raw) if "user" in raw or "login" in raw else raw
+
+
+def scrub_user_bytes(raw: bytes, key: bytes) -> bytes:
+    """:func:`scrub_users` of a line's bytes; bytes that are not UTF-8 stay as they were."""
+    if b"user" not in raw and b"login" not in raw:
+        return raw
+    return scrub_users(raw.decode("utf-8", "surrogateescape"), key).encode("utf-8", "surrogateescape")
 
 
 def prefetch(items: Iterator[T], depth: int = 2) -> Iterator[T]:
@@ -182,6 +190,8 @@ class PartitionWriter:
             rows = [r.row(self.name, self.fmt) for r in batch.rejects]
             for row in rows:
                 row["raw"] = scrub_users(str(row["raw"]), self.user_key)
+                if row["raw_full"] is not None:
+                    row["raw_full"] = scrub_user_bytes(row["raw_full"], self.user_key)  # type: ignore[arg-type]
             tables.append(("rejects", pl.DataFrame(rows, schema=REJECTS_SCHEMA).to_arrow()))
         return Prepared(tables, batch.lines_read, batch.lines_accepted, len(batch.rejects), events.height, requests.height, batch.bytes_read)
 

@@ -2,7 +2,8 @@
 ``rejects`` and ``sources`` tables.
 
 * Every input line is accounted for: per file ``lines_read = lines_accepted + lines_rejected``,
-  and each rejected line is one ``rejects`` row (file, 1-based line, format, reason).
+  and each rejected line is one ``rejects`` row (file, 1-based line, format, reason code, detail,
+  and the line itself: :class:`logmine.records.Reject`).
 * A file that cannot be read or whose format no reader recognises is one ``rejects`` row with
   ``source_line = 0`` (meaning "the whole file") and a logged warning; the run goes on. Such a file
   has no ``sources`` row, so it is tried again on the next run.
@@ -521,8 +522,12 @@ def _rejects_by_reason(ws: Workspace, names: Iterable[str]) -> dict[str, int]:
     names = list(names)
     if not names or not ws.has_table("rejects"):
         return {}
+    # file by file: partitions written before a column was added lack it; "code: detail" was the old reason
+    scans = [pl.scan_parquet(f).select("source_file", "reason") for f in ws.files("rejects")]
+    if not scans:
+        return {}
     df = (
-        ws.scan("rejects")
+        pl.concat(scans)
         .filter(pl.col("source_file").is_in(names))
         .group_by(pl.col("reason").str.split(":").list.first().alias("reason"))
         .len()
