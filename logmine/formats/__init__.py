@@ -11,9 +11,9 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 
-from logmine.formats._base import Batch, RecordError, head_lines
+from logmine.formats._base import Batch, RecordError, count_lines, head_lines
 
-__all__ = ["Batch", "RecordError", "FORMAT_NAMES", "get_reader", "detect_format"]
+__all__ = ["Batch", "RecordError", "FORMAT_NAMES", "count_lines", "get_reader", "detect_format"]
 
 # name -> module (relative to this package). Most specific first.
 _MODULES = {

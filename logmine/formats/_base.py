@@ -92,6 +92,16 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
             yield number, raw.rstrip(b"\r\n")
 
 
+def count_lines(path: Path) -> int:
+    """How many lines :func:`iter_lines` would yield for ``path`` (blank ones included), read in blocks."""
+    lines, last = 0, b"\n"
+    with open_binary(path) as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            lines += block.count(b"\n")
+            last = block[-1:]
+    return lines + (last != b"\n")
+
+
 def head_lines(path: Path, n: int = 5, max_bytes: int = 1 << 20) -> list[bytes]:
     """The first ``n`` non-empty lines (for format sniffing)."""
     out: list[bytes] = []

@@ -5,11 +5,14 @@
   and each rejected line is one ``rejects`` row (file, 1-based line, format, reason code, detail,
   and the line itself: :class:`logmine.records.Reject`).
 * A file that cannot be read or whose format no reader recognises is one ``rejects`` row with
-  ``source_line = 0`` (meaning "the whole file") and a logged warning; the run goes on. Such a file
-  has no ``sources`` row, so it is tried again on the next run.
+  ``source_line = 0`` (meaning "the whole file") and a logged warning; the run goes on. A file no
+  reader recognises also gets a ``sources`` row (``source_format`` ``unknown``) with its lines
+  counted as read and rejected, so the accounting holds for every file the run saw; a file that
+  cannot be read has no ``sources`` row and is tried again on the next run.
 * Incremental: each source file is one partition of every table, keyed by a hash of its path (a
   big file read in two processes is two: :mod:`logmine.stages._ingest_split`). A
-  file whose size and sha256 match its ``sources`` row is skipped; a changed file is read again and
+  file whose size and sha256 match its ``sources`` row, and whose format (forced or detected) is the
+  one it was read as, is skipped; a changed file is read again and
   its partitions replace the old ones. Running twice on the same input leaves every table equal.
 * Atomic: the whole run is one workspace transaction; a run killed at any moment leaves the
   previous workspace as it was (see :mod:`logmine.workspace`).
@@ -43,7 +46,7 @@ import polars as pl
 
 from logmine.engine import Engine
 from logmine.errors import InputPathError, OptionError
-from logmine.formats import FORMAT_NAMES, Batch, detect_format, get_reader
+from logmine.formats import FORMAT_NAMES, Batch, count_lines, detect_format, get_reader
 from logmine.records import (
     EVENTS_SCHEMA,
     LLM_REQUESTS_SCHEMA,
@@ -262,8 +265,8 @@ def _task(txn: Transaction, path: Path, known: dict[str, Any] | None, config: In
     name, skey = str(path), source_key(str(path))
     files = {table: str(txn.new_file(table, skey)) for table in WRITTEN_TABLES}
     rest = {table: str(txn.new_file(table, skey + REST_SUFFIX)) for table in WRITTEN_TABLES}
-    size, sha = (known["size_bytes"], known["sha256"]) if known and not config.force else (None, None)
-    return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads, config.split, rest)
+    size, sha, fmt = (known["size_bytes"], known["sha256"], known["source_format"]) if known and not config.force else (None, None, None)
+    return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads, config.split, rest, fmt)
 
 
 def _read_all(tasks: list[FileTask], engine: Engine | None, meter: _Meter) -> Iterator[FileResult]:
@@ -359,6 +362,8 @@ class FileTask:
     """:attr:`IngestConfig.split`."""
     rest_files: dict[str, str] = field(default_factory=dict)
     """Table -> the Parquet file of the part a worker process reads, when the file is split."""
+    known_format: str | None = None
+    """The format of the file's ``sources`` row (``unknown`` when no reader recognised it)."""
 
 
 @dataclass(frozen=True)
@@ -371,7 +376,8 @@ class FileResult:
     """Table -> written Parquet file; tables not named got no rows."""
     source: dict[str, Any] | None = None
     reject: str | None = None
-    """A file-level reject's reason (the file could not be read or recognised)."""
+    """A file-level reject's reason (the file could not be read or recognised); an unrecognised
+    file has its ``source`` row too."""
     rest_files: dict[str, str] = field(default_factory=dict)
     """Table -> written Parquet file of the part a worker process read (partition key + REST_SUFFIX)."""
 
@@ -397,14 +403,13 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
         sha: str | None = None
         if task.known_size is not None and task.known_size == before.st_size:
             sha = file_sha256(path)
-            if task.known_sha == sha:
-                return FileResult(FileReport(task.path, task.fmt, "skipped"), before.st_size)
         fmt = task.fmt or detect_format(path)
+        if sha is not None and task.known_sha == sha and (fmt or UNKNOWN_FORMAT) == task.known_format:
+            return FileResult(FileReport(task.path, fmt, "skipped"), before.st_size)
+        if fmt is None:
+            return _unrecognised(task, path, before, sha)
     except _FILE_ERRORS as exc:
         return _file_reject(task, _size(path), None, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
-    if fmt is None:
-        reason = "the file is empty" if before.st_size == 0 else "no reader recognises this file; use --input-format"
-        return _file_reject(task, before.st_size, None, f"{REJECT_UNRECOGNISED_FILE}: {reason}")
     big = before.st_size >= THREADS_MIN_BYTES
     threads = task.threads if task.threads is not None else not big or use_threads()
     # two processes even on a busy machine: each gets its share of the cores, as the other work's do
@@ -468,10 +473,28 @@ def _file_reject(task: FileTask, size: int, fmt: str | None, reason: str) -> Fil
     return FileResult(FileReport(task.path, fmt, "rejected"), size, reject=reason)
 
 
+UNKNOWN_FORMAT = "unknown"
+"""``source_format`` of a file no reader recognises (in ``sources`` and ``rejects``)."""
+
+
+def _unrecognised(task: FileTask, path: Path, before: os.stat_result, sha: str | None) -> FileResult:
+    """A file no reader claims: one file-level reject, and a ``sources`` row counting its lines as rejected."""
+    lines = count_lines(path)
+    sha = sha or file_sha256(path)
+    reason = "the file is empty" if lines == 0 else "no reader recognises this file; use --input-format"
+    report = FileReport(task.path, None, "rejected", lines_read=lines, lines_rejected=lines)
+    row = {
+        "path": task.path, "sha256": sha, "size_bytes": before.st_size, "source_format": UNKNOWN_FORMAT, "lines_read": lines,
+        "lines_accepted": 0, "lines_rejected": lines, "ingested_at": datetime.now(UTC),
+    }
+    return FileResult(report, before.st_size, source=row, reject=f"{REJECT_UNRECOGNISED_FILE}: {reason}")
+
+
 def _adopt(txn: Transaction, task: FileTask, result: FileResult) -> FileReport:
     """Put one file's result into the transaction (in the driver, in file order)."""
     if result.reject is not None:
-        return _reject_file(txn, task.path, result.report.source_format, result.reject)[0]
+        report = _reject_file(txn, task.path, result.report.source_format, result.reject)[0]
+        return result.report if result.source is not None else report
     if result.source is not None:
         if result.source["sha256"] == _CHANGED:
             log.warning("%s changed while it was read; it will be read again on the next run", task.path)
@@ -513,7 +536,7 @@ def _reject_file(txn: Transaction, name: str, fmt: str | None, reason: str) -> t
         txn.drop_partition(table, key)
     for table in WRITTEN_TABLES:
         txn.drop_partition(table, key + REST_SUFFIX)
-    rejects = pl.DataFrame([Reject(0, reason, "").row(name, fmt or "unknown")], schema=REJECTS_SCHEMA)
+    rejects = pl.DataFrame([Reject(0, reason, "").row(name, fmt or UNKNOWN_FORMAT)], schema=REJECTS_SCHEMA)
     txn.put_partition("rejects", key, rejects)
     return FileReport(name, fmt, "rejected"), None
 

@@ -139,8 +139,24 @@ def test_unreadable_and_unrecognised_files_are_one_reject_each_and_the_run_goes_
     }
     assert rejects["truncated.jsonl.gz"]["reason"] == "unreadable_file"
     assert {r.getMessage().split(": ")[0] for r in caplog.records} == {str(logs / n) for n in rejects}
-    assert table_contents(tmp_path / "ws", "sources")["path"].to_list() == [str(logs / "good.jsonl")]
-    assert report.summary()["files_rejected"] == 4 and report.lines_accepted == 2
+    sources = {Path(r["path"]).name: r for r in table_contents(tmp_path / "ws", "sources").to_dicts()}
+    assert {name: (r["source_format"], r["lines_read"], r["lines_accepted"], r["lines_rejected"]) for name, r in sources.items()} == {
+        "good.jsonl": ("native", 2, 2, 0), "garbage.bin": ("unknown", 5, 0, 5), "empty.log": ("unknown", 0, 0, 0)}
+    summary = report.summary()
+    assert (summary["files_rejected"], summary["lines_read"], summary["lines_accepted"], summary["lines_rejected"]) == (4, 7, 2, 5)  # garbage.bin: 4 newlines and a last line
+
+
+def test_an_unrecognised_file_is_skipped_when_unchanged_and_read_again_with_a_format(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    write_lines(logs / "events.txt", [b"10:00 opened a file", b"10:01 saved it"])
+    first = logmine.ingest(logs, tmp_path / "ws")
+    again = logmine.ingest(logs, tmp_path / "ws")
+    assert [(f.status, f.lines_read, f.lines_rejected) for f in first.files] == [("rejected", 2, 2)]
+    assert [f.status for f in again.files] == ["skipped"]
+    write_lines(logs / "events.txt", [event(1), event(2)])  # same name, now a format logmine reads
+    third = logmine.ingest(logs, tmp_path / "ws")
+    assert [(f.status, f.source_format, f.lines_accepted) for f in third.files] == [("ingested", "native", 2)]
+    assert table_contents(tmp_path / "ws", "rejects").height == 0
 
 
 def test_corrupt_compressed_files_are_rejected_not_fatal(tmp_path: Path) -> None:
