@@ -107,6 +107,8 @@ class IngestReport:
     files: list[FileReport] = field(default_factory=list)
     rejects_by_reason: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    """Things a person should look at, such as a forced format that read none of a file's lines."""
 
     def total(self, key: str) -> int:
         return sum(getattr(f, key) for f in self.files)
@@ -136,6 +138,7 @@ class IngestReport:
             "events": self.total("events"),
             "llm_requests": self.total("requests"),
             "rejects_by_reason": dict(sorted(self.rejects_by_reason.items())),
+            "warnings": list(self.warnings),
             "seconds": round(self.seconds, 3),
         }
 
@@ -232,6 +235,9 @@ def ingest(
     files = collect_files(paths, exclude=Path(out), unreadable=unreadable)
     started = time.perf_counter()
     ws = Workspace.create(out)
+    if not files and not unreadable:
+        named = ", ".join(str(p) for p in paths)
+        raise InputPathError(named, f"no files found to ingest (hidden files and {IGNORE_FILE} patterns are skipped)")
     report = IngestReport(workspace=str(ws.root))
     with ws.lock(wait=config.wait), _no_cyclic_gc():
         ws = ws.reload()  # another run may have committed while we waited
@@ -253,6 +259,7 @@ def ingest(
             elif result.reject is not None:
                 sources.pop(task.path, None)
         meter.finish()
+        report.warnings = _wrong_format(report, config.input_format)  # raises, writing nothing, when no line was read
         rows = [sources[name] for name in sorted(sources)]
         txn.replace_table("sources", conform(pl.DataFrame(rows, schema=SOURCES_SCHEMA), SOURCES_SCHEMA))
         txn.commit()
@@ -539,6 +546,27 @@ def _reject_file(txn: Transaction, name: str, fmt: str | None, reason: str) -> t
     rejects = pl.DataFrame([Reject(0, reason, "").row(name, fmt or UNKNOWN_FORMAT)], schema=REJECTS_SCHEMA)
     txn.put_partition("rejects", key, rejects)
     return FileReport(name, fmt, "rejected"), None
+
+
+def _wrong_format(report: IngestReport, forced: str | None) -> list[str]:
+    """One warning per file that the forced format read none of whose lines, when detection would
+    read it as another format; :class:`OptionError` instead when the run accepted no line at all."""
+    if forced is None:
+        return []
+    found = []
+    for f in report.files:
+        if f.status == "ingested" and f.lines_read and not f.lines_accepted:
+            with contextlib.suppress(*_FILE_ERRORS):
+                detected = detect_format(Path(f.path))
+                if detected is not None and detected != forced:
+                    found.append((f, detected))
+    if found and not report.lines_accepted:
+        f, detected = found[0]
+        more = f" and {len(found) - 1} more file{'s' * (len(found) > 2)}" if len(found) > 1 else ""
+        raise OptionError("--input-format", forced, f"it rejected all {f.lines_read} lines of {f.path}{more}; "
+                          f"format detection reads that file as {detected}: drop --input-format or pass --input-format {detected}")
+    return [f"--input-format {forced} rejected all {f.lines_read} lines of {f.path}; format detection reads it as {detected}"
+            for f, detected in found]
 
 
 def _rejects_by_reason(ws: Workspace, names: Iterable[str]) -> dict[str, int]:

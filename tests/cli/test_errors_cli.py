@@ -85,3 +85,37 @@ def test_bad_mask_rules_say_what_the_option_takes(capsys: pytest.CaptureFixture[
     log.write_text("user logged in\n")
     code, out, err = run_cli(capsys, "mine", str(log), "--mask-rules", given.replace("{tmp}", str(tmp_path)))
     assert (code, out, err) == (1, "", message.replace("{tmp}", str(tmp_path)))
+
+
+def test_an_empty_input_directory_says_it_found_no_files(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / ".hidden.jsonl").write_bytes(EVENT)
+    code, out, err = run_cli(capsys, "ingest", str(tmp_path / "empty"), "-o", str(tmp_path / "ws"))
+    assert (code, out) == (1, "")
+    assert err == f"Error: {tmp_path}/empty: no files found to ingest (hidden files and .logmineignore patterns are skipped)\n"
+    assert not (tmp_path / "ws" / "manifest.json").exists()
+
+
+def test_a_forced_format_that_reads_no_line_names_the_detected_one(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
+    code, out, err = run_cli(capsys, "ingest", str(logs), "-o", str(tmp_path / "ws"), "--input-format", "tabby", "-q")
+    assert (code, out) == (1, "")
+    assert err == (f"Error: invalid value for --input-format: 'tabby' (it rejected all 3 lines of {logs}/a.jsonl; format detection "
+                   "reads that file as native: drop --input-format or pass --input-format native)\n")
+    assert not (tmp_path / "ws" / "manifest.json").exists(), "nothing is committed"
+
+
+def test_a_forced_format_that_reads_one_file_warns_about_the_other(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
+    tabby = b'{"ts":1715677200310,"event":{"view":{"completion_id":"c1","choice_index":0}}}\n'
+    (logs / "tabby.json").write_bytes(tabby * 2)
+    code, out, err = run_cli(capsys, "ingest", str(logs), "-o", str(tmp_path / "ws"), "--input-format", "tabby", "-q", "-f", "json")
+    assert code == 0
+    assert err == f"Warning: --input-format tabby rejected all 3 lines of {logs}/a.jsonl; format detection reads it as native\n"
+    report = json.loads(out)
+    assert (report["lines_accepted"], report["lines_rejected"], report["warnings"]) == (2, 3, [err[len("Warning: "):-1]])
+
+
+def test_a_forced_format_that_detection_agrees_with_gives_no_warning(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
+    (logs / "b.jsonl").write_bytes(b'{"type":"event","ts":"2025-03-03T10:00:00Z"}\n')
+    code, out, err = run_cli(capsys, "ingest", str(logs / "b.jsonl"), "-o", str(tmp_path / "ws"), "--input-format", "native", "-q", "-f", "json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["rejects_by_reason"] == {"missing_field": 1}
