@@ -9,8 +9,9 @@ Side by side in one run, over the requests that the heatmap stage parses as code
           (:func:`sketch_partial`) and every aggregate (:func:`finalize`).
 
 Both are reported as tokens/s (the generated tokens measured), with the ratio logmine/peer.
-Then every aggregate's p50/p95/p99 from the sketch is compared with the exact lower quantile
-of the same tokens and the maximum relative error is printed.
+Then every aggregate's p50/p95/p99 is compared with the exact quantile of the same tokens (the
+interpolated one for a group small enough to be exact, the lower one for a sketched group) and
+the maximum relative error is printed.
 
 Data: a workspace's ``llm_requests`` (--workspace), else ``logmine sample`` logs generated
 and ingested into a temporary workspace (--events, --seed).
@@ -130,13 +131,14 @@ def max_relative_error(tokens: pl.DataFrame, tables: dict[str, pl.DataFrame]) ->
     tokens = tokens.with_columns(pl.col("hour").fill_null(-1))
     for name, keys in VIEWS.items():
         view = tokens if name in FIRST_TOKEN_VIEWS else tokens.filter(pl.col("position") > 1)
-        exact = view.group_by(*keys).agg(
-            *[pl.col("latency_us").quantile(q, interpolation="lower").alias(f"x_{c}") for c, q in QUANTILES.items()]
+        exact = view.group_by(*keys).agg(  # a small group's quantiles are exact and interpolated, a sketched one's the lower quantile
+            *[pl.col("latency_us").quantile(q, interpolation="lower").alias(f"x_{c}") for c, q in QUANTILES.items()],
+            *[pl.col("latency_us").quantile(q, interpolation="linear").alias(f"xl_{c}") for c, q in QUANTILES.items()],
         )
         joined = tables[name].join(exact, on=list(keys))
         groups += joined.height
         for col in QUANTILES:
-            x = joined[f"x_{col}"].to_numpy()
+            x = np.where(joined["exact"].to_numpy(), joined[f"xl_{col}"].to_numpy(), joined[f"x_{col}"].to_numpy())
             est = joined[col].to_numpy()
             rel = np.where(x > 0, np.abs(est - x) / np.where(x > 0, x, 1), np.where(est == 0, 0.0, np.inf))
             if rel.size and rel.max() > worst:

@@ -83,3 +83,22 @@ class NoPromptsError(LogmineError):
             message = ("no LLM request was ingested, so there is no template to pack; compress needs an assistant's logs "
                        "(editor events alone go to `logmine flows`)")
         super().__init__(message)
+
+
+class OutputPathError(LogmineError):
+    """logmine cannot create or write an output the user named (a workspace, a report, a directory)."""
+
+    def __init__(self, path: Path | str, what: str, exc: OSError) -> None:
+        self.path = Path(path)
+        super().__init__(f"{path}: cannot write the {what} here ({_why(self.path, exc)})")
+
+
+def _why(path: Path, exc: OSError) -> str:
+    """The OS's reason, naming the nearest existing ancestor when ``path`` could not be made in it."""
+    reason = exc.strerror or str(exc)
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{parent} is a file, not a directory"
+            return reason if path.exists() else f"{parent} refuses new entries: {reason}"
+    return reason

@@ -200,16 +200,29 @@ def build_rules(extra: Iterable[MaskRule | dict[str, str]] = (), use_defaults: b
     return rules + (DEFAULT_RULES if use_defaults else ())
 
 
-def load_rules(path: Path | str) -> tuple[MaskRule, ...]:
-    """Read a masking file (a list of rules, or ``{"rules": [...], "replace_defaults": bool}``)
-    and return the rules to use, the defaults included unless replaced."""
-    path = Path(path)
-    try:
-        raw = json.loads(path.read_text())
-    except FileNotFoundError as exc:
-        raise InputPathError(path) from exc
-    except (OSError, ValueError) as exc:
-        raise InputPathError(path, f"not a readable JSON file ({exc})") from exc
+def load_rules(source: Path | str) -> tuple[MaskRule, ...]:
+    """The rules to use, the defaults included unless replaced, from a masking file or from the
+    same JSON given inline (a list of rules, or ``{"rules": [...], "replace_defaults": bool}``).
+
+    A text that opens with ``[`` or ``{`` and names no file is read as the JSON itself, so
+    ``--mask-rules '[{"pattern": "req-[0-9]+", "mask_with": "REQ"}]'`` works as a file would.
+    """
+    text = str(source)
+    if isinstance(source, str) and text.lstrip()[:1] in ("[", "{") and not Path(text).exists():
+        try:
+            raw = json.loads(text)
+        except ValueError as exc:
+            raise OptionError("--mask-rules", _clip(text), f"inline rules are not valid JSON: {exc}") from exc
+        shown = _clip(text)
+    else:
+        path = Path(source)
+        try:
+            raw = json.loads(path.read_text())
+        except FileNotFoundError as exc:
+            raise InputPathError(path, "does not exist (--mask-rules takes a JSON file or the rules inline as JSON)") from exc
+        except (OSError, ValueError) as exc:
+            raise InputPathError(path, f"not a readable JSON file ({exc})") from exc
+        shown = str(path)
     if isinstance(raw, list):
         raw = {"rules": raw}
     try:
@@ -217,5 +230,9 @@ def load_rules(path: Path | str) -> tuple[MaskRule, ...]:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise OptionError("--mask-rules", str(path), f"{where}: {first['msg']}") from exc
+        raise OptionError("--mask-rules", shown, f"{where}: {first['msg']}") from exc
     return build_rules(spec.rules, use_defaults=not spec.replace_defaults)
+
+
+def _clip(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from logmine.errors import FormatVersionError, PackError
+from logmine.errors import FormatVersionError, OutputPathError, PackError
 from logmine.hashing import content_id, file_sha256  # noqa: F401 - content_id: part of the pack's API
 
 PACK_FORMAT_VERSION = 1
@@ -163,9 +163,12 @@ class PackManifest(_Strict):
 def write_pack(pack: TemplatePack, directory: Path | str, extra_files: dict[str, bytes] | None = None) -> Path:
     """Write ``pack`` (and any extra files) to ``directory`` atomically; return the directory."""
     directory = Path(directory)
-    directory.parent.mkdir(parents=True, exist_ok=True)
     tmp = directory.with_name(f".{directory.name}.{uuid.uuid4().hex[:8]}.tmp")
-    tmp.mkdir()
+    try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()
+    except OSError as exc:
+        raise OutputPathError(directory, "pack", exc) from exc
     try:
         files = {PACK_FILE: pack_json_bytes(pack), **(extra_files or {})}
         for name, data in files.items():

@@ -15,8 +15,9 @@ from logmine.memo import FrameMemo
 
 
 def pseudonym(user: str, key: bytes) -> str:
-    """The keyed hash that stands for ``user`` in every table."""
-    return "u_" + hashlib.blake2b(user.encode(), key=key[:64], digest_size=8).hexdigest()
+    """The keyed hash that stands for ``user`` in every table (a lone surrogate, as in a rejected
+    line's invalid UTF-8, is hashed as its code point's bytes)."""
+    return "u_" + hashlib.blake2b(user.encode("utf-8", "surrogatepass"), key=key[:64], digest_size=8).hexdigest()
 
 
 def pseudonymise(values: pl.Series, key: bytes) -> pl.Series:
@@ -58,4 +59,11 @@ def scrub_users(raw: str, key: bytes) -> str:
     return _USER_FIELD.sub(replace, raw) if "user" in raw or "login" in raw else raw
 
 
-__all__ = ["Pseudonyms", "pseudonym", "pseudonymise", "scrub_users"]
+def scrub_user_bytes(raw: bytes, key: bytes) -> bytes:
+    """:func:`scrub_users` of a line's bytes; bytes that are not UTF-8 stay as they were."""
+    if b"user" not in raw and b"login" not in raw:
+        return raw
+    return scrub_users(raw.decode("utf-8", "surrogateescape"), key).encode("utf-8", "surrogateescape")
+
+
+__all__ = ["Pseudonyms", "pseudonym", "pseudonymise", "scrub_user_bytes", "scrub_users"]

@@ -76,8 +76,11 @@ REJECTS_SCHEMA: dict[str, pl.DataType] = {
     "source_file": pl.String(),
     "source_line": pl.Int64(),
     "source_format": pl.String(),
-    "reason": pl.String(),
-    "raw": pl.String(),
+    "reason": pl.String(),  # the code alone (malformed_json, wrong_type, ...): `group by reason` groups
+    "raw": pl.String(),  # the first RAW_PREVIEW_BYTES of the bad line, as text
+    "detail": pl.String(),  # what exactly is wrong, for a person ("field 'ts' is missing")
+    "raw_bytes": pl.Int64(),  # the bad line's length in bytes
+    "raw_full": pl.Binary(),  # the whole bad line as read (user ids pseudonymised); null when not kept
 }
 
 SOURCES_SCHEMA: dict[str, pl.DataType] = {
@@ -126,7 +129,7 @@ ACTIONS = (
     "window.focus",
 )
 
-# Reject reasons share a short machine-readable prefix so they group well in reports.
+# Reject reasons: the stable codes of the rejects table's ``reason`` column.
 REJECT_MALFORMED_JSON = "malformed_json"
 REJECT_BAD_UTF8 = "invalid_utf8"
 REJECT_MISSING_FIELD = "missing_field"
@@ -138,21 +141,49 @@ REJECT_UNREADABLE_FILE = "unreadable_file"
 REJECT_UNRECOGNISED_FILE = "unrecognised_format"
 
 
+REJECT_CODES = (
+    REJECT_MALFORMED_JSON, REJECT_BAD_UTF8, REJECT_MISSING_FIELD, REJECT_WRONG_TYPE, REJECT_ABSURD_VALUE,
+    REJECT_OVERSIZED, REJECT_UNKNOWN_RECORD, REJECT_UNREADABLE_FILE, REJECT_UNRECOGNISED_FILE,
+)
+RAW_PREVIEW_BYTES = 1024
+"""How much of a bad line the ``raw`` column shows as text (``raw_full`` keeps all of it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Reject:
     """One input line that could not become a row, with a reason a person understands."""
 
     source_line: int
     reason: str
+    """``<code>: <detail>`` as a reader writes it; the rejects table keeps the code in ``reason``
+    and the rest in ``detail``."""
     raw: str
+    """The first :data:`RAW_PREVIEW_BYTES` of the bad line, as text."""
+    whole: bytes | None = None
+    """The whole bad line as read; None when it was not kept (a line over the size limit, a file)."""
+    size: int | None = None
+    """The bad line's length in bytes (None: unknown, as for a whole file)."""
+
+    @property
+    def code(self) -> str:
+        """The stable reason code (``malformed_json``, ``wrong_type``, ...)."""
+        return self.reason.partition(":")[0].strip()
+
+    @property
+    def detail(self) -> str | None:
+        """What is wrong in words, without the code; None when the reason is a bare code."""
+        return self.reason.partition(":")[2].strip() or None
 
     def row(self, source_file: str, source_format: str) -> dict[str, object]:
         return {
             "source_file": source_file,
             "source_line": self.source_line,
             "source_format": source_format,
-            "reason": self.reason,
-            "raw": self.raw[:1024],
+            "reason": self.code,
+            "raw": self.raw[:RAW_PREVIEW_BYTES],
+            "detail": self.detail,
+            "raw_bytes": self.size,
+            "raw_full": self.whole,
         }
 
 

@@ -13,6 +13,15 @@ the representative of the first bucket whose cumulative count exceeds ``q * (n -
 Two forms share these rules: :class:`Sketch` (numpy, one distribution) and the frame functions
 (:func:`sketch_frame`, :func:`merge_frames`, :func:`summarise`), which keep one sketch per group
 of key columns in a Polars frame, as the workspace's ``heatmap_sketch`` table stores them.
+
+Small groups are exact. The frames also keep, per (group, bucket) row, the group's values that
+fall in the bucket (sorted, the ``values`` column) while the group holds at most ``exact_max``
+values (:data:`EXACT_MAX`); past that the lists are null and only the buckets remain. A merge
+keeps the lists exactly when the merged group is still that small, so a summarised group of at
+most ``exact_max`` values gets exact quantiles, interpolated like DuckDB's ``quantile_cont``
+(position ``q * (n - 1)``, linear between its neighbours), and a larger one the sketch's; the
+``exact`` column says which. The rule depends on the merged group's count alone, so merging stays
+exact: the frame of a union equals the merge of the frames, lists included.
 """
 
 from __future__ import annotations
@@ -31,6 +40,8 @@ ZERO_BUCKET = -(2**31)
 MIN_VALUE = 1e-9
 """Values at or below this are counted in the zero bucket."""
 DEFAULT_QUANTILES = (0.5, 0.95, 0.99)
+EXACT_MAX = 100
+"""Groups of at most this many values keep them and get exact quantiles."""
 
 
 def gamma(alpha: float = DEFAULT_ALPHA) -> float:
@@ -126,7 +137,7 @@ class Sketch:
 
 
 # -- one sketch per group, in Polars frames -------------------------------------------------------
-SKETCH_COLUMNS = {"bucket": pl.Int32(), "count": pl.Int64(), "sum": pl.Float64()}
+SKETCH_COLUMNS = {"bucket": pl.Int32(), "count": pl.Int64(), "sum": pl.Float64(), "values": pl.List(pl.Float64())}
 
 
 def bucket_expr(value: str | pl.Expr, alpha: float = DEFAULT_ALPHA) -> pl.Expr:
@@ -143,26 +154,49 @@ def bucket_value_expr(bucket: str | pl.Expr, alpha: float = DEFAULT_ALPHA) -> pl
     return pl.when(col == ZERO_BUCKET).then(0.0).otherwise(2.0 * pl.lit(g).pow(col.cast(pl.Float64)) / (g + 1.0))
 
 
-def sketch_frame(values: pl.LazyFrame | pl.DataFrame, keys: Sequence[str], value: str, alpha: float = DEFAULT_ALPHA) -> pl.LazyFrame:
-    """Compute a partial: one row per (keys, bucket) with the count and sum of ``value``."""
+def sketch_frame(values: pl.LazyFrame | pl.DataFrame, keys: Sequence[str], value: str, alpha: float = DEFAULT_ALPHA,
+                 exact_max: int = EXACT_MAX) -> pl.LazyFrame:
+    """Compute a partial: one row per (keys, bucket) with the count and sum of ``value``, and the
+    sorted values themselves while the group has at most ``exact_max`` of them."""
+    col = pl.col(value).cast(pl.Float64)
     return (
         values.lazy()
         .filter(pl.col(value).is_not_null() & pl.col(value).is_not_nan())
         .group_by(*keys, bucket_expr(value, alpha).alias("bucket"))
-        .agg(pl.len().cast(pl.Int64).alias("count"), pl.col(value).sum().cast(pl.Float64).alias("sum"))
+        .agg(pl.len().cast(pl.Int64).alias("count"), col.sum().alias("sum"), col.sort().alias("values"))
+        .with_columns(_small(keys, exact_max))
     )
 
 
-def merge_frames(partials: Iterable[pl.LazyFrame | pl.DataFrame], keys: Sequence[str]) -> pl.LazyFrame:
-    """Merge partials (or roll one up onto fewer ``keys``): sum counts and sums per (keys, bucket)."""
-    frames = [p.lazy().select(*keys, "bucket", "count", "sum") for p in partials]
+def merge_frames(partials: Iterable[pl.LazyFrame | pl.DataFrame], keys: Sequence[str], exact_max: int = EXACT_MAX) -> pl.LazyFrame:
+    """Merge partials (or roll one up onto fewer ``keys``): sum counts and sums per (keys, bucket),
+    and join the values lists while the merged group has at most ``exact_max`` values (a partial
+    without lists, or with a null one, makes its group's lists null)."""
+    frames = [_with_values(p.lazy()).select(*keys, "bucket", "count", "sum", "values") for p in partials]
     if not frames:
         raise ValueError("merge_frames needs at least one partial")
+    joined = pl.col("values").list.explode(keep_nulls=False, empty_as_null=False).sort()
     return (
         pl.concat(frames, how="vertical_relaxed")
         .group_by(*keys, "bucket")
-        .agg(pl.col("count").sum(), pl.col("sum").sum())
+        .agg(pl.col("count").sum(), pl.col("sum").sum(), joined.alias("values"), pl.col("values").is_null().any().alias("_lost"))
+        .with_columns(pl.when(pl.col("_lost")).then(None).otherwise(pl.col("values")).alias("values"))
+        .drop("_lost")
+        .with_columns(_small(keys, exact_max))
     )
+
+
+def _with_values(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """``lf`` with a ``values`` column (null lists when it was stored without one)."""
+    if "values" in lf.collect_schema().names():
+        return lf.with_columns(pl.col("values").cast(pl.List(pl.Float64())))
+    return lf.with_columns(pl.lit(None, dtype=pl.List(pl.Float64())).alias("values"))
+
+
+def _small(keys: Sequence[str], exact_max: int) -> pl.Expr:
+    """The ``values`` lists of groups with at most ``exact_max`` values; null for larger groups."""
+    n = pl.col("count").sum().over(list(keys)) if keys else pl.col("count").sum()
+    return pl.when(n <= exact_max).then(pl.col("values")).otherwise(None).alias("values")
 
 
 def summarise(
@@ -171,28 +205,35 @@ def summarise(
     quantiles: Sequence[float] = DEFAULT_QUANTILES,
     alpha: float = DEFAULT_ALPHA,
     suffix: str = "",
+    exact_max: int = EXACT_MAX,
 ) -> pl.DataFrame:
-    """Finalize: per group of ``keys``, ``count``, ``mean`` and ``p50``/``p95``/... from the buckets.
+    """Finalize: per group of ``keys``, ``count``, ``mean``, ``p50``/``p95``/... and ``exact``.
 
-    Output columns are ``keys + [count, mean<suffix>, p<q><suffix>...]``, sorted by the keys.
+    A group of at most ``exact_max`` values whose lists the frame kept gets exact interpolated
+    quantiles (``exact`` true); the others are read from the buckets. Output columns are
+    ``keys + [count, mean<suffix>, p<q><suffix>..., exact]``, sorted by the keys.
     """
     keys = list(keys)
     group = keys or ["_all"]
-    lf = merge_frames([sketch.lazy().with_columns(pl.lit(0).alias("_all")) if not keys else sketch], group)
+    lf = merge_frames([sketch.lazy().with_columns(pl.lit(0).alias("_all")) if not keys else sketch], group, exact_max)
     lf = lf.sort([*group, "bucket"]).with_columns(
         pl.col("count").cum_sum().over(group).alias("_cum"),
         pl.col("count").sum().over(group).alias("_n"),
     )
     names = [quantile_name(q) for q in quantiles]
+    values = pl.col("values").list.explode(keep_nulls=False, empty_as_null=False)
     out = (
         lf.group_by(group, maintain_order=True)
         .agg(
             pl.col("count").sum().alias("count"),
             (pl.col("sum").sum() / pl.col("count").sum()).alias("mean" + suffix),
             *[pl.col("bucket").filter(pl.col("_cum") > q * (pl.col("_n") - 1)).first().alias(f"_{n}") for q, n in zip(quantiles, names)],
+            *[values.quantile(q, interpolation="linear").alias(f"_exact_{n}") for q, n in zip(quantiles, names)],
+            pl.col("values").is_not_null().all().alias("exact"),
         )
-        .with_columns(*[bucket_value_expr(f"_{n}", alpha).alias(n + suffix) for n in names])
-        .drop([f"_{n}" for n in names])
+        .with_columns(*[pl.when(pl.col("exact")).then(pl.col(f"_exact_{n}")).otherwise(bucket_value_expr(f"_{n}", alpha)).alias(n + suffix)
+                        for n in names])
+        .select(*group, "count", "mean" + suffix, *[n + suffix for n in names], "exact")
         .sort(group)
         .collect()
     )

@@ -39,7 +39,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from logmine.errors import FormatVersionError, MissingTableError, WorkspaceError, WorkspaceLockedError
+from logmine.errors import FormatVersionError, MissingTableError, OutputPathError, WorkspaceError, WorkspaceLockedError
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,10 @@ class Workspace:
             raise WorkspaceError(f"{root} exists and is not a directory")
         if root.is_dir() and any(not _leftover(p.name) for p in root.iterdir()):
             raise WorkspaceError(f"{root} is a non-empty directory that is not a logmine workspace; choose another -o")
-        root.mkdir(parents=True, exist_ok=True)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputPathError(root, "workspace", exc) from exc
         return cls(root, {"format_version": FORMAT_VERSION, "generation": 0, "tables": {}})
 
     def reload(self) -> Workspace:
@@ -218,8 +221,11 @@ class Workspace:
     @contextlib.contextmanager
     def lock(self, wait: bool = False) -> Iterator[None]:
         """Hold the workspace's writer lock; raise :class:`WorkspaceLockedError` if taken."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        fh = open(self.root / LOCK_NAME, "a+")
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fh = open(self.root / LOCK_NAME, "a+")
+        except OSError as exc:
+            raise OutputPathError(self.root, "workspace", exc) from exc
         try:
             flags = fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB
             try:
@@ -336,6 +342,14 @@ def _hint_for(name: str) -> str:
     return f"run `logmine {stage} OUT` first"
 
 
+def _has_columns(path: Path, schema: Mapping[str, pl.DataType]) -> bool:
+    """True when the schema file at ``path`` exists and has every column of ``schema`` (a table
+    that gained columns gets a new one, so its view shows them even before any row has them)."""
+    if not path.is_file():
+        return False
+    return set(schema) <= set(pl.read_parquet_schema(path))
+
+
 class Transaction:
     """Stage table changes, then :meth:`commit` them atomically. Use under ``Workspace.lock()``."""
 
@@ -362,7 +376,7 @@ class Transaction:
     def ensure_table(self, table: str, schema: Mapping[str, pl.DataType], view_sql: str | None = None) -> None:
         """Declare ``table`` with ``schema`` so it exists (and is queryable) even with no rows."""
         entry = self.tables.setdefault(table, TableEntry())
-        if entry.schema_file is None or not (self.ws.root / entry.schema_file).is_file():
+        if entry.schema_file is None or not _has_columns(self.ws.root / entry.schema_file, schema):
             rel = f"data/{table}/_schema.{self.token}.parquet"
             self._write(rel, pl.DataFrame(schema=dict(schema)))
             entry.schema_file = rel

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from logmine.cli import app
-from logmine.errors import FormatVersionError, PackError
+from logmine.errors import FormatVersionError, OutputPathError, PackError
 from logmine.pack import (
     PackTemplate,
     PackTotals,
@@ -89,6 +89,13 @@ def test_rewrite_replaces_whole_pack_atomically(tmp_path: Path) -> None:
     write_pack(make_pack(1), tmp_path / "pack")
     assert len(load_pack(tmp_path / "pack").templates) == 1
     assert [p.name for p in tmp_path.iterdir()] == ["pack"]  # no temporary or old directories left
+
+
+def test_a_pack_directory_under_a_file_is_an_output_error(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(OutputPathError) as info:
+        write_pack(make_pack(), tmp_path / "a-file" / "pack")
+    assert str(info.value) == f"{tmp_path}/a-file/pack: cannot write the pack here ({tmp_path}/a-file is a file, not a directory)"
 
 
 def test_diff_reports_added_removed_changed() -> None:

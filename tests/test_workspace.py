@@ -124,3 +124,23 @@ def test_a_newer_workspace_format_is_refused(tmp_path: Path) -> None:
     (tmp_path / "ws" / MANIFEST_NAME).write_text(json.dumps({**manifest, "format_version": 99}))
     with pytest.raises(FormatVersionError, match="format 99 is newer than supported 1; upgrade logmine"):
         Workspace.open(tmp_path / "ws")
+
+
+def test_a_table_that_gains_columns_gets_a_new_schema_file_and_old_partitions_read_on(tmp_path: Path) -> None:
+    ws = Workspace.create(tmp_path / "ws")
+    old = {"reason": pl.String(), "raw": pl.String()}
+    with ws.lock():
+        txn = ws.transaction()
+        txn.ensure_table("rejects", old)
+        txn.put_partition("rejects", "a", pl.DataFrame({"reason": ["wrong_type: x"], "raw": ["{}"]}))
+        txn.commit()
+    ws = Workspace.open(tmp_path / "ws")
+    with ws.lock():
+        txn = ws.transaction()
+        txn.ensure_table("rejects", {**old, "detail": pl.String()})
+        txn.put_partition("rejects", "b", pl.DataFrame({"reason": ["wrong_type"], "raw": ["[]"], "detail": ["y"]}))
+        txn.commit()
+    ws = Workspace.open(tmp_path / "ws")
+    assert pl.read_parquet_schema(ws.root / ws.tables["rejects"].schema_file).keys() == {"reason", "raw", "detail"}
+    rows = ws.connect().execute("SELECT reason, detail FROM rejects ORDER BY raw").fetchall()
+    assert rows == [("wrong_type", "y"), ("wrong_type: x", None)]

@@ -10,7 +10,7 @@ import typer
 from logmine.cli._options import FormatOption, QuietOption, WorkspaceArg
 from logmine.cli._output import OutputFormat, emit_json, emit_table, progress_bar, stderr
 
-TABLE_COLUMNS = ["token type", "mean latency (µs)", "p95 (µs)", "frequency", "heat (1-5)"]
+TABLE_COLUMNS = ["token type", "mean latency (µs)", "p95 (µs)", "frequency", "heat (1-5)", "exact"]
 
 
 def heatmap(
@@ -29,6 +29,8 @@ def heatmap(
 
     Writes the heatmap_* tables into the workspace OUT, PNGs and index.html under OUT/heatmap/.
     Only days whose requests changed since the last run are recomputed; the rest are merged.
+    Groups of up to 100 tokens get exact quantiles, larger ones a sketch's (within 1 %); a token
+    type is ranked as slow only with 30 tokens or more.
 
     Example: logmine heatmap ws/ --since 2025-01-01 --model starcoder2-3b
     """
@@ -47,8 +49,13 @@ def heatmap(
     later = int(result.by_type["count"].sum() or 0)
     emit_table(f"token latency by type ({later:,} tokens after each request's first, {result.measured:,} requests)",
                result.table_rows(), TABLE_COLUMNS)
-    if result.ttft_rows():
-        emit_table("time to first token by model", result.ttft_rows())
+    if result.ttft_rows():  # exactness as a note, not a column: the table stays readable in 80 columns
+        emit_table("time to first token by model", result.ttft_rows(), [k for k in result.ttft_rows()[0] if k != "exact"])
+    stderr.print(f"quantiles of groups of at most {config.exact_max} tokens are exact (interpolated), larger groups' come from "
+                 "a sketch (±1 %); n is the frequency or requests column")
+    unranked = [r["token_type"] for r in result.by_type.iter_rows(named=True) if not r["ranked"]]
+    if unranked:
+        stderr.print(f"not ranked (under {config.min_rank_tokens} tokens, listed last, no heat): " + ", ".join(unranked))
     if result.granularity:
         stderr.print("requests by timing granularity: " + ", ".join(f"{k} {v}" for k, v in sorted(result.granularity.items())))
     if result.skipped:

@@ -44,6 +44,8 @@ def ingest(
 
     with progress_bar(quiet) as progress:
         report = run_ingest(logs, out, IngestConfig(input_format=input_format, force=force, wait=wait), progress=progress)
+    for warning in report.warnings:
+        typer.echo(f"Warning: {warning}", err=True)
     if fmt is OutputFormat.json:
         emit_json(report.to_json())
         return

@@ -19,8 +19,10 @@ if TYPE_CHECKING:
     from logmine.stages.templates import MineResult
 
 MaskRulesOption = Annotated[
-    Path | None,
-    typer.Option("--mask-rules", help='JSON masking rules, added before the defaults: [{"pattern": "...", "mask_with": "NAME"}].', show_default=False),
+    str | None,
+    typer.Option("--mask-rules", help='Masking rules, added before the defaults: a JSON file, or the JSON inline: '
+                 '\'[{"pattern": "req-[0-9]+", "mask_with": "REQ"}]\' (or {"rules": [...], "replace_defaults": true}).',
+                 show_default=False),
 ]
 
 
@@ -180,7 +182,7 @@ def _emit_mined(result: MineResult, rows: list[dict[str, object]], headers: list
                ["entries", "share", "template", "id"])
 
 
-def _mine_config(base, mask_rules: Path | None):  # noqa: ANN001, ANN202 - MineConfig imported lazily
+def _mine_config(base, mask_rules: str | None):  # noqa: ANN001, ANN202 - MineConfig imported lazily
     if mask_rules is None:
         return base
     from logmine.masking import load_rules

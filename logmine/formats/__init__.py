@@ -17,9 +17,11 @@ from logmine.formats._otel_logs import companion
 from logmine.formats.registry import FORMAT_NAMES, MODULES
 
 if TYPE_CHECKING:
-    from logmine.formats._base import Batch, RecordError
+    from logmine.formats._base import Batch, RecordError, count_lines
 
-__all__ = ["FORMAT_NAMES", "Batch", "RecordError", "available_readers", "companion", "companion_files", "detect_format", "get_reader"]
+__all__ = [
+    "FORMAT_NAMES", "Batch", "RecordError", "available_readers", "companion", "companion_files", "count_lines", "detect_format", "get_reader",
+]
 
 
 def get_reader(name: str) -> ModuleType:
@@ -54,8 +56,8 @@ def detect_format(path: Path) -> str | None:
 
 
 def __getattr__(name: str) -> Any:
-    """``Batch`` and ``RecordError``, the readers' value types, imported on first use (with Polars)."""
-    if name in ("Batch", "RecordError"):
+    """``Batch``, ``RecordError`` and ``count_lines`` of the readers' base, imported on first use (with Polars)."""
+    if name in ("Batch", "RecordError", "count_lines"):
         from logmine.formats import _base
 
         return getattr(_base, name)

@@ -16,6 +16,7 @@ import polars as pl
 
 from logmine.language import LANGUAGE_ALIASES, language_from_path, normalise_language  # noqa: F401 - the readers' names
 from logmine.records import (
+    RAW_PREVIEW_BYTES,
     REJECT_ABSURD_VALUE,
     REJECT_BAD_UTF8,
     REJECT_MALFORMED_JSON,
@@ -94,6 +95,16 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
             yield number, raw.rstrip(b"\r\n")
 
 
+def count_lines(path: Path) -> int:
+    """How many lines :func:`iter_lines` would yield for ``path`` (blank ones included), read in blocks."""
+    lines, last = 0, b"\n"
+    with open_binary(path) as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            lines += block.count(b"\n")
+            last = block[-1:]
+    return lines + (last != b"\n")
+
+
 def head_lines(path: Path, n: int = 5, max_bytes: int = 1 << 20) -> list[bytes]:
     """The first ``n`` non-empty lines (for format sniffing)."""
     out: list[bytes] = []
@@ -123,8 +134,12 @@ def decode_json_line(raw: bytes) -> Any:
         raise RecordError(REJECT_MALFORMED_JSON, str(exc).split(":")[0]) from None
 
 
-def reject(number: int, raw: bytes, err: RecordError) -> Reject:
-    return Reject(number, f"{err.kind}: {err.detail}", raw[:1024].decode("utf-8", "replace"))
+def reject(number: int, raw: bytes, err: RecordError, size: int | None = None) -> Reject:
+    """The reject of bad line ``number``: ``raw`` is the line as read, kept whole up to
+    :data:`MAX_LINE_BYTES`; ``size`` is the line's real length when ``raw`` is only its start."""
+    whole = bytes(raw) if size is None and len(raw) <= MAX_LINE_BYTES else None
+    preview = raw[:RAW_PREVIEW_BYTES].decode("utf-8", "replace")
+    return Reject(number, f"{err.kind}: {err.detail}", preview, whole, len(raw) if size is None else size)
 
 
 def iter_json_records(path: Path, skip_blank: bool = True) -> Iterator[tuple[int, bytes, Any | RecordError]]:

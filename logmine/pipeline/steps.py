@@ -55,6 +55,8 @@ def ingest(ctx: RunContext, stage: IngestStage, files: list[InputFile]) -> dict[
         report = run_ingest(paths, ctx.root, IngestConfig(input_format=fmt, force=stage.force), progress=ctx.progress,
                             engine=ctx.engine)
         summary = report.summary()
+        for warning in report.warnings:
+            log.warning("ingest: %s", warning)
         for key in ("files_ingested", "files_skipped", "files_rejected", "lines_read", "lines_accepted", "lines_rejected", "events", "llm_requests"):
             totals[key] += int(summary[key])
         rejects.update(summary["rejects_by_reason"])

@@ -9,6 +9,7 @@ command fills it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import uuid
@@ -17,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from logmine.errors import OutputPathError
 from logmine.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -66,10 +68,15 @@ def write_report(workspace: Workspace | Path | str, out: Path | None = None, run
     """Write the report (default ``OUT/report/index.html``, replaced atomically); return what it holds."""
     html, result = build_report(workspace, run_id, pack_dir)
     path = out or result.path
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(html, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise OutputPathError(path, "report", exc) from exc
     result.path = path
     log.info("report: %s (%d sections with data, %d charts)", path, len(result.present), result.charts)
     return result

@@ -210,8 +210,10 @@ def heatmap_section(src: Source) -> Section:
     if not src.has(*HEATMAP_TABLES):
         return missing("heatmap", title, "Run `logmine heatmap OUT` to fill this section.")
     s = Section("heatmap", title)
-    by_type = src.run("heatmap-by-type", "heatmap_by_type", "SELECT token_type, count, share, mean_us, p50_us, p95_us, p99_us, heat "
-                      "FROM heatmap_by_type ORDER BY mean_us DESC NULLS LAST, token_type")
+    newer = {"exact", "ranked"} <= set(src.columns("heatmap_by_type"))  # tables written before small groups were exact lack them
+    by_type = src.run("heatmap-by-type", "heatmap_by_type", "SELECT token_type, count, share, mean_us, p50_us, p95_us, p99_us, heat"
+                      + (", exact FROM heatmap_by_type ORDER BY ranked DESC, " if newer else " FROM heatmap_by_type ORDER BY ")
+                      + "mean_us DESC NULLS LAST, token_type")
     tot = src.run("heatmap-tokens", "heatmap_by_type", "SELECT sum(count) AS tokens FROM heatmap_by_type")
     s.stats = stats(tot, {"tokens": "tokens measured"})
     s.tables.append(table("Latency by token type (µs)", by_type))

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from logmine.errors import InputPathError, OptionError
+from logmine.errors import InputPathError, OptionError, OutputPathError
 from logmine.sample.code import Corpus, load_corpus
 from logmine.sample.model import Event, Simulator, model_truth
 from logmine.sample.templates import TEMPLATES
@@ -169,7 +169,10 @@ def _prepare(out: Path, config: SampleConfig) -> None:
         raise InputPathError(out, f"already holds generated logs ({existing[0].name}); use --overwrite or another OUT_DIR")
     for path in existing:
         shutil.rmtree(path) if path.is_dir() else path.unlink()
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputPathError(out, "sample logs", exc) from exc
 
 
 def _command(config: SampleConfig) -> str:

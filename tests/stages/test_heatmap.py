@@ -48,6 +48,7 @@ def test_planted_string_tokens_come_out_on_top(planted: Path) -> None:
 def test_quantiles_within_one_percent_of_exact(planted: Path) -> None:
     result = heatmap(planted, QUIET)
     tokens = Workspace.open(planted).read("heatmap_tokens").filter(pl.col("position") > 1)
+    assert not result.by_type["exact"].any(), "every type of the planted logs has more than EXACT_MAX tokens"
     for row in result.by_type.iter_rows(named=True):
         values = np.sort(tokens.filter(pl.col("token_type") == row["token_type"])["latency_us"].to_numpy())
         assert row["count"] == len(values)
@@ -55,6 +56,38 @@ def test_quantiles_within_one_percent_of_exact(planted: Path) -> None:
         for q, col in ((0.5, "p50_us"), (0.95, "p95_us"), (0.99, "p99_us")):
             exact = values[int(np.floor(q * (len(values) - 1)))]
             assert abs(row[col] - exact) <= DEFAULT_ALPHA * exact * (1 + 1e-9)
+
+
+def test_small_groups_get_exact_quantiles_across_days(tmp_path: Path) -> None:
+    """Three requests on three days: the time to first token of 4.2 / 5.9 / 27.0 ms, merged from
+    three day partitions, gets DuckDB's quantile_cont, not the sketch's 5.8 ms for p95 and p99."""
+    records = [native_request(["x", " =", " 1"], arrival_times([ttft, 1.0, 1.0]), request_id=f"r{day}", language="python",
+                              ts=f"2025-03-0{day}T10:00:00Z", model="m")
+               for day, ttft in ((1, 4.2), (2, 5.9), (3, 27.0))]
+    root = make_workspace(tmp_path, records)
+    result = heatmap(root, QUIET)
+    assert len(result.days_computed) == 3
+    [ttft] = result.ttft_rows()
+    with Workspace.open(root).connect() as con:
+        want = con.execute("SELECT quantile_cont(latency_us, [0.5, 0.95, 0.99]) FROM heatmap_tokens WHERE position = 1").fetchone()[0]
+    assert (ttft["requests"], ttft["exact"]) == (3, "yes")
+    assert [ttft["p50 (ms)"], ttft["p95 (ms)"], ttft["p99 (ms)"]] == [round(v / 1000, 1) for v in want] == [5.9, 24.9, 26.6]
+    again = heatmap(root, QUIET)  # reused day partitions merge to the same exact quantiles
+    assert again.days_reused == result.days_computed and again.ttft_rows() == result.ttft_rows()
+
+
+def test_a_type_with_few_tokens_is_not_ranked_slow(tmp_path: Path) -> None:
+    """Two very slow tokens of their own type never top the table: ranking needs min_rank_tokens tokens."""
+    records = [native_request(["x", " =", " 1", " +", " y"], arrival_times([50.0, 2.0, 2.0, 2.0, 2.0]), request_id=f"ok{i}",
+                              language="python") for i in range(20)]
+    records.append(native_request(["fun", " @@", " @@"], arrival_times([50.0, 900.0, 900.0]), request_id="slow", language="python"))
+    result = heatmap(make_workspace(tmp_path, records), HeatmapConfig(html=False, png=False, min_rank_tokens=30))
+    rows = result.by_type.select("token_type", "count", "ranked", "heat").rows()
+    ranked = [r for r in rows if r[2]]
+    assert ranked and all(r[1] >= 30 for r in ranked) and rows[: len(ranked)] == ranked, rows
+    slowest = max(result.by_type.iter_rows(named=True), key=lambda r: r["mean_us"])
+    assert slowest["count"] < 30 and not slowest["ranked"] and slowest["heat"] is None
+    assert result.by_type["token_type"][0] != slowest["token_type"] and result.by_type["heat"][0] is not None
 
 
 def test_tables_written_and_sketch_partitioned_by_day(planted: Path) -> None:
@@ -190,15 +223,16 @@ def test_cli_table_and_json(planted: Path) -> None:
     lines = table.stdout.splitlines()
     later = result.tokens - result.measured
     assert lines[0] == f"token latency by type ({later:,} tokens after each request's first, 240 requests)"
-    assert [c.strip() for c in lines[2].strip("┃").split("┃")] == ["token type", "mean latency (µs)", "p95 (µs)", "frequency", "heat (1-5)"]
+    assert [c.strip() for c in lines[2].strip("┃").split("┃")] == ["token type", "mean latency (µs)", "p95 (µs)", "frequency", "heat (1-5)",
+                                                                 "exact"]
     end = lines.index("time to first token by model") - 1
     body = [[c.strip() for c in line.strip("│").split("│")] for line in lines[4:end]]
     assert body == [[r["token type"], f"{r['mean latency (µs)']:,.0f}", f"{r['p95 (µs)']:,.0f}", f"{r['frequency']:,}",
-                     str(r["heat (1-5)"])] for r in result.table_rows()]
+                     str(r["heat (1-5)"]), r["exact"]] for r in result.table_rows()]
     out = runner.invoke(app, ["heatmap", str(planted), "--no-html", "--no-png", "--format", "json"], catch_exceptions=False)
     data = json.loads(out.stdout)
     assert data["requests"] == 240 and data["by_type"][0]["token type"] == "string"
-    assert list(data["by_type"][0]) == ["token type", "mean latency (µs)", "p95 (µs)", "frequency", "heat (1-5)"]
+    assert list(data["by_type"][0]) == ["token type", "mean latency (µs)", "p95 (µs)", "frequency", "heat (1-5)", "exact"]
     assert set(data["tables"]) == {"heatmap_by_type", "heatmap_by_type_position", "heatmap_by_model_type",
                                    "heatmap_by_language_type", "heatmap_by_hour_model", "heatmap_ttft"}
     assert [r["model"] for r in data["ttft"]] == ["fast-model", "slow-model"]

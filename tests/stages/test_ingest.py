@@ -62,9 +62,50 @@ def test_every_line_is_accounted_for_and_each_bad_line_is_one_reject(tmp_path_fa
     rejects = table_contents(root / "ws", "rejects")
     assert rejects["source_line"].to_list() == sorted(bad)
     assert set(rejects["source_file"]) <= {str(path)} and set(rejects["source_format"]) <= {"native"}
-    assert [r.split(":")[0] for r in rejects["reason"]] == [bad[n] for n in sorted(bad)]
+    assert rejects["reason"].to_list() == [bad[n] for n in sorted(bad)]
     rows = table_contents(root / "ws", "events").height + table_contents(root / "ws", "llm_requests").height
     assert rows == source["lines_accepted"] == report.lines_accepted
+
+
+@pytest.mark.parametrize("fast", ["0", "1"], ids=["per-line", "fast"])
+def test_a_reject_keeps_its_code_its_detail_and_the_whole_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast: str) -> None:
+    monkeypatch.setenv("LOGMINE_NATIVE_FAST", fast)
+    long_bad = b'{"type":"event","ts":"2025-03-03T10:00:00Z","action":"' + "é".encode() * 1500 + b'","duration_ms":-5}'
+    not_utf8 = b'{"type":"event","ts":"2025-03-03T10:00:00Z","action":"caf\xe9"}'
+    write_lines(tmp_path / "logs" / "a.jsonl", [event(i) for i in range(30)] + [long_bad, not_utf8, b"{oops"])
+    logmine.ingest(tmp_path / "logs", tmp_path / "ws")
+    rows = table_contents(tmp_path / "ws", "rejects").to_dicts()
+    assert [(r["source_line"], r["reason"], r["detail"]) for r in rows] == [
+        (31, "absurd_value", "field 'duration_ms' = -5.0 is not a plausible latency in ms"),
+        (32, "invalid_utf8", "invalid UTF-8 at byte 57"),
+        (33, "malformed_json", "unexpected character, expected a string key"),
+    ]
+    assert [r["raw_full"] for r in rows] == [long_bad, not_utf8, b"{oops"]  # whole, byte for byte
+    assert [r["raw_bytes"] for r in rows] == [len(long_bad), len(not_utf8), 5]
+    assert rows[0]["raw"] == long_bad[:1024].decode("utf-8", "replace") and len(long_bad) > 3000
+    con = Workspace.open(tmp_path / "ws").connect()
+    assert con.execute("SELECT reason, count(*) FROM rejects GROUP BY 1 ORDER BY 1").fetchall() == [
+        ("absurd_value", 1), ("invalid_utf8", 1), ("malformed_json", 1)]
+    assert con.execute("SELECT decode(raw_full) FROM rejects WHERE reason = 'malformed_json'").fetchone() == ("{oops",)
+
+
+@pytest.mark.parametrize("fast", ["0", "1"], ids=["per-line", "fast"])
+def test_a_line_over_the_size_limit_keeps_its_start_and_its_length(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fast: str) -> None:
+    from logmine.formats import _base
+    from logmine.formats.native import fast as _native_fast
+
+    monkeypatch.setenv("LOGMINE_NATIVE_FAST", fast)
+    monkeypatch.setattr(_base, "MAX_LINE_BYTES", 5000)
+    monkeypatch.setattr(_native_fast, "MAX_LINE_BYTES", 5000)
+    huge = b'{"type":"event","note":"' + b"x" * 6000 + b'"}'
+    write_lines(tmp_path / "logs" / "a.jsonl", [event(1), huge, b" " * 6000])
+    logmine.ingest(tmp_path / "logs", tmp_path / "ws")
+    rows = table_contents(tmp_path / "ws", "rejects").to_dicts()
+    assert [(r["reason"], r["detail"], r["raw_bytes"], r["raw_full"]) for r in rows] == [
+        ("oversized_line", f"line of {len(huge)} bytes exceeds 5000", len(huge), None),
+        ("missing_field", "blank line", 6000, None),
+    ]
+    assert rows[0]["raw"] == huge[:1024].decode()
 
 
 def test_fast_and_per_line_readers_make_the_same_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,13 +134,31 @@ def test_unreadable_and_unrecognised_files_are_one_reject_each_and_the_run_goes_
     rejects = {Path(r["source_file"]).name: r for r in table_contents(tmp_path / "ws", "rejects").to_dicts()}
     assert {name: r["source_line"] for name, r in rejects.items()} == dict.fromkeys(
         ["dangling.jsonl", "truncated.jsonl.gz", "garbage.bin", "empty.log"], 0)
-    assert rejects["dangling.jsonl"]["reason"] == "unreadable_file: No such file or directory"
-    assert rejects["truncated.jsonl.gz"]["reason"].startswith("unreadable_file: ")
-    assert rejects["garbage.bin"]["reason"] == "unrecognised_format: no reader recognises this file; use --input-format"
-    assert rejects["empty.log"]["reason"] == "unrecognised_format: the file is empty"
+    assert {name: (r["reason"], r["detail"]) for name, r in rejects.items() if name != "truncated.jsonl.gz"} == {
+        "dangling.jsonl": ("unreadable_file", "No such file or directory"),
+        "garbage.bin": ("unrecognised_format", "no reader recognises this file; use --input-format"),
+        "empty.log": ("unrecognised_format", "the file is empty"),
+    }
+    assert rejects["truncated.jsonl.gz"]["reason"] == "unreadable_file"
     assert {r.getMessage().split(": ")[0] for r in caplog.records} == {str(logs / n) for n in rejects}
-    assert table_contents(tmp_path / "ws", "sources")["path"].to_list() == [str(logs / "good.jsonl")]
-    assert report.summary()["files_rejected"] == 4 and report.lines_accepted == 2
+    sources = {Path(r["path"]).name: r for r in table_contents(tmp_path / "ws", "sources").to_dicts()}
+    assert {name: (r["source_format"], r["lines_read"], r["lines_accepted"], r["lines_rejected"]) for name, r in sources.items()} == {
+        "good.jsonl": ("native", 2, 2, 0), "garbage.bin": ("unknown", 5, 0, 5), "empty.log": ("unknown", 0, 0, 0)}
+    summary = report.summary()
+    assert (summary["files_rejected"], summary["lines_read"], summary["lines_accepted"], summary["lines_rejected"]) == (4, 7, 2, 5)  # garbage.bin: 4 newlines and a last line
+
+
+def test_an_unrecognised_file_is_skipped_when_unchanged_and_read_again_with_a_format(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    write_lines(logs / "events.txt", [b"10:00 opened a file", b"10:01 saved it"])
+    first = logmine.ingest(logs, tmp_path / "ws")
+    again = logmine.ingest(logs, tmp_path / "ws")
+    assert [(f.status, f.lines_read, f.lines_rejected) for f in first.files] == [("rejected", 2, 2)]
+    assert [f.status for f in again.files] == ["skipped"]
+    write_lines(logs / "events.txt", [event(1), event(2)])  # same name, now a format logmine reads
+    third = logmine.ingest(logs, tmp_path / "ws")
+    assert [(f.status, f.source_format, f.lines_accepted) for f in third.files] == [("ingested", "native", 2)]
+    assert table_contents(tmp_path / "ws", "rejects").height == 0
 
 
 def test_corrupt_compressed_files_are_rejected_not_fatal(tmp_path: Path) -> None:
@@ -120,7 +179,7 @@ def test_corrupt_compressed_files_are_rejected_not_fatal(tmp_path: Path) -> None
         "damaged.jsonl.gz": "rejected", "damaged.jsonl.zst": "rejected", "ok.jsonl": "ingested"}
     rejects = table_contents(tmp_path / "ws", "rejects")
     assert rejects["source_line"].to_list() == [0, 0]
-    assert all(r.startswith("unreadable_file: ") for r in rejects["reason"])
+    assert rejects["reason"].to_list() == ["unreadable_file", "unreadable_file"] and rejects["detail"].null_count() == 0
     assert table_contents(tmp_path / "ws", "events").height == 1
 
 
@@ -207,7 +266,10 @@ def _all_text(root: Path) -> str:
     ws = Workspace.open(root)
     parts = []
     for table in ws.tables:
-        parts.append(ws.read(table).write_ndjson())
+        df = ws.read(table)
+        binary = [c for c, t in df.schema.items() if t == pl.Binary]
+        parts.append(df.drop(binary).write_ndjson())
+        parts += [b.decode("utf-8", "replace") for c in binary for b in df[c].drop_nulls().to_list()]
     return "\n".join(parts)
 
 
@@ -230,7 +292,9 @@ def test_user_ids_are_pseudonymised_everywhere(tmp_path: Path, monkeypatch: pyte
     expected = pseudonym("alice.secret@corp", key.encode())
     assert set(table_contents(tmp_path / "ws", "events")["user_id"]) == {expected}
     assert set(table_contents(tmp_path / "ws", "llm_requests")["user_id"]) == {expected}
-    assert all(expected in raw for raw in table_contents(tmp_path / "ws", "rejects")["raw"])
+    rejects = table_contents(tmp_path / "ws", "rejects")
+    assert all(expected in raw for raw in rejects["raw"])
+    assert all(expected.encode() in raw for raw in rejects["raw_full"])
     if key_from == "config":
         assert oct((tmp_path / "ws" / "config.json").stat().st_mode & 0o777) == "0o600"
 

@@ -140,7 +140,7 @@ def test_cli_mine(tmp_path: Path) -> None:
         (["templates", "{tmp}/none"], "Error: {tmp}/none is not a logmine workspace (no manifest.json); run `logmine ingest LOGS -o {tmp}/none` first"),
         (["mine", "{tmp}/missing.log"], "Error: {tmp}/missing.log: does not exist"),
         (["mine", "{log}", "--limit", "-1"], "Error: invalid value for --limit: -1 (0 or more)"),
-        (["mine", "{log}", "--mask-rules", "{tmp}/missing.json"], "Error: {tmp}/missing.json: does not exist"),
+        (["mine", "{log}", "--mask-rules", "{tmp}/missing.json"], "Error: {tmp}/missing.json: does not exist (--mask-rules takes a JSON file or the rules inline as JSON)"),
     ],
     ids=["edit", "semantic", "model-dir", "no-workspace", "no-log", "limit", "rules"],
 )

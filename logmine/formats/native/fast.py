@@ -55,7 +55,7 @@ from logmine.formats.native.checks import (  # noqa: F401 - _SUSPECT, _suspect_r
 )
 from logmine.formats.native.schema import EVENT_COLUMNS, READ_SCHEMA, REQUEST_COLUMNS, _read_schema  # noqa: F401 - re-exported
 from logmine.formats.native.lines import _Lines
-from logmine.records import REJECT_OVERSIZED
+from logmine.records import REJECT_MISSING_FIELD, REJECT_OVERSIZED
 
 CHUNK_BYTES = min(8 << 20, MAX_LINE_BYTES)
 """Bytes read at a time. At most MAX_LINE_BYTES, so only a chunk's first line can be oversized."""
@@ -197,12 +197,12 @@ def _stream_long_line(fh, start: bytes, size: int) -> tuple[_LongLine, bytes]:  
 def _add_long_line(batch: Batch, number: int, line: _LongLine) -> None:
     """What :func:`native.add_line` does with this line, without holding it whole."""
     content = line.length - line.trailing_cr
-    if line.blank:  # a blank line is rejected before its size is looked at; the reject keeps 1 KiB
-        native.add_line(batch, number, line.kept[:min(content, 1024)])
-    elif content > MAX_LINE_BYTES:
-        err = RecordError(REJECT_OVERSIZED, f"line of {content} bytes exceeds {MAX_LINE_BYTES}")
+    if content > MAX_LINE_BYTES:  # the reject keeps the line's start and its length, not the line
+        # a blank line is rejected before its size is looked at
+        blank = RecordError(REJECT_MISSING_FIELD, "blank line")
+        err = blank if line.blank else RecordError(REJECT_OVERSIZED, f"line of {content} bytes exceeds {MAX_LINE_BYTES}")
         batch.lines_read += 1
-        batch.rejects.append(reject(number, line.kept[:min(content, 1024)], err))
+        batch.rejects.append(reject(number, line.kept[:min(content, 1024)], err, size=content))
     else:
         native.add_line(batch, number, line.kept[:content])
 

@@ -7,7 +7,11 @@ Shape (pure core, I/O at the edges):
 * :func:`sketch_partial` — token rows -> a log-bucket sketch per (day, hour, model, language,
   token type, position bucket); the *partial* of one day.
 * :func:`merge_partials` + :func:`finalize` — sum the partials of any set of days (counts add up
-  exactly) and compute every aggregate (count, mean, p50, p95, p99) from the merged sketch.
+  exactly) and compute every aggregate (count, mean, p50, p95, p99) from the merged sketch. A
+  group of at most :data:`~logmine.sketch.EXACT_MAX` tokens keeps its latencies in the sketch and
+  gets exact interpolated quantiles (``exact`` true); a token type is ranked by how slow it is only
+  with :attr:`HeatmapConfig.min_rank_tokens` tokens or more (``ranked``), so a few rare tokens never
+  top the table.
 
 :func:`logmine.stages.heatmap.stage.heatmap` runs this against a workspace.
 """
@@ -24,7 +28,7 @@ from typing import Any
 import polars as pl
 
 from logmine.language import normalise_language
-from logmine.sketch import DEFAULT_ALPHA, DEFAULT_QUANTILES, merge_frames, sketch_frame, summarise
+from logmine.sketch import DEFAULT_ALPHA, DEFAULT_QUANTILES, EXACT_MAX, merge_frames, sketch_frame, summarise
 from logmine.stages.heatmap.labels import label_tokens
 from logmine.stages.heatmap.tokens import timeline
 
@@ -50,6 +54,8 @@ FIRST_TOKEN_VIEWS = ("heatmap_by_type_position",)
 The others leave it out unless ``include_first_token``: its latency is the time to first token,
 which measures the prompt, not the token; ``heatmap_ttft`` reports it per model."""
 UNKNOWN = "unknown"
+MIN_RANK_TOKENS = 30
+"""A token type needs this many tokens to be ranked by latency (and get a heat)."""
 
 TOKEN_SCHEMA: dict[str, pl.DataType] = {
     "request_id": pl.String(), "day": pl.String(), "hour": pl.Int8(), "model": pl.String(), "language": pl.String(),
@@ -70,7 +76,7 @@ DAYS_SCHEMA: dict[str, pl.DataType] = {
 SKETCH_SCHEMA: dict[str, pl.DataType] = {
     "day": pl.String(), "hour": pl.Int8(), "model": pl.String(), "language": pl.String(), "token_type": pl.String(),
     "position_bucket": pl.String(), "granularity": pl.String(), "bucket": pl.Int32(), "count": pl.Int64(),
-    "sum": pl.Float64(),
+    "sum": pl.Float64(), "values": pl.List(pl.Float64()),
 }
 INPUT_COLUMNS = ("request_id", "ts", "kind", "model", "language", "file_path", "prefix", "suffix", "prompt",
                   "completion", "token_times_ms", "token_texts")
@@ -110,6 +116,10 @@ class HeatmapConfig:
     """A request is chunk-granular when more than this fraction of its streamed pieces hold several tokens."""
     include_first_token: bool = False
     """Count each request's first token (time to first token) in every view, not only type x position."""
+    exact_max: int = EXACT_MAX
+    """Groups of at most this many tokens get exact quantiles (their latencies are kept in the sketch)."""
+    min_rank_tokens: int = MIN_RANK_TOKENS
+    """A token type with fewer tokens is listed after the ranked ones, without a heat."""
 
 
 @dataclass
@@ -136,10 +146,11 @@ class HeatmapResult:
         return self.tables["heatmap_by_type"]
 
     def table_rows(self) -> list[dict[str, Any]]:
-        """The table a user reads first: token type, mean and p95 latency (µs), frequency, heat."""
+        """The table a user reads first: token type, mean and p95 latency (µs), frequency (the n of
+        the quantile), heat (none for a type with too few tokens to rank), whether the quantiles are exact."""
         return [
             {"token type": r["token_type"], "mean latency (µs)": _round(r["mean_us"]), "p95 (µs)": _round(r["p95_us"]),
-             "frequency": r["count"], "heat (1-5)": r["heat"]}
+             "frequency": r["count"], "heat (1-5)": r["heat"], "exact": quantile_method(r["exact"])}
             for r in self.by_type.iter_rows(named=True)
         ]
 
@@ -161,9 +172,14 @@ class HeatmapResult:
         """Time to first token per model (ms)."""
         return [
             {"model": r["model"], "requests": r["count"], "mean (ms)": _round(_ms(r["mean_us"])), "p50 (ms)": _round(_ms(r["p50_us"])),
-             "p95 (ms)": _round(_ms(r["p95_us"])), "p99 (ms)": _round(_ms(r["p99_us"]))}
+             "p95 (ms)": _round(_ms(r["p95_us"])), "p99 (ms)": _round(_ms(r["p99_us"])), "exact": quantile_method(r["exact"])}
             for r in self.tables["heatmap_ttft"].iter_rows(named=True)
         ]
+
+
+def quantile_method(exact: bool | None) -> str:
+    """Whether a row's quantiles are exact, for tables a person reads: ``yes``, or the sketch's ``±1 %``."""
+    return "yes" if exact else "±1 %"
 
 
 def _ms(us: float | None) -> float | None:
@@ -246,20 +262,21 @@ def _measure_one(r: dict[str, Any], chunk_fraction: float, tok: dict[str, list[A
     tok["node_type"].extend(labels.node_types)
 
 
-def sketch_partial(tokens: pl.DataFrame | pl.LazyFrame, alpha: float = DEFAULT_ALPHA) -> pl.DataFrame:
+def sketch_partial(tokens: pl.DataFrame | pl.LazyFrame, alpha: float = DEFAULT_ALPHA, exact_max: int = EXACT_MAX) -> pl.DataFrame:
     """The sketch of ``tokens`` (one row per :data:`SKETCH_KEYS` + bucket), ready to store."""
-    lf = sketch_frame(tokens.lazy().with_columns(pl.col("hour").fill_null(-1)), SKETCH_KEYS, "latency_us", alpha)
+    lf = sketch_frame(tokens.lazy().with_columns(pl.col("hour").fill_null(-1)), SKETCH_KEYS, "latency_us", alpha, exact_max)
     return lf.collect().cast(SKETCH_SCHEMA).select(list(SKETCH_SCHEMA)).sort(list(SKETCH_KEYS) + ["bucket"])  # type: ignore[arg-type]
 
 
-def merge_partials(partials: Sequence[pl.DataFrame | pl.LazyFrame]) -> pl.LazyFrame:
-    """Merge day sketches: counts and sums add up per key and bucket."""
+def merge_partials(partials: Sequence[pl.DataFrame | pl.LazyFrame], exact_max: int = EXACT_MAX) -> pl.LazyFrame:
+    """Merge day sketches: counts and sums add up per key and bucket (latencies kept for small groups)."""
     if not partials:
         return pl.DataFrame(schema=SKETCH_SCHEMA).lazy()
-    return merge_frames(partials, SKETCH_KEYS)
+    return merge_frames(partials, SKETCH_KEYS, exact_max)
 
 
-def finalize(sketch: pl.LazyFrame | pl.DataFrame, alpha: float = DEFAULT_ALPHA, include_first_token: bool = False) -> dict[str, pl.DataFrame]:
+def finalize(sketch: pl.LazyFrame | pl.DataFrame, alpha: float = DEFAULT_ALPHA, include_first_token: bool = False,
+             exact_max: int = EXACT_MAX, min_rank_tokens: int = MIN_RANK_TOKENS) -> dict[str, pl.DataFrame]:
     """Every aggregate table from a (merged) sketch."""
     names = ("mean", "p50", "p95", "p99")
     sketch = sketch.lazy()
@@ -267,21 +284,22 @@ def finalize(sketch: pl.LazyFrame | pl.DataFrame, alpha: float = DEFAULT_ALPHA, 
     later = sketch if include_first_token else sketch.filter(~first)
     tables: dict[str, pl.DataFrame] = {}
     for name, keys in VIEWS.items():
-        table = summarise(sketch if name in FIRST_TOKEN_VIEWS else later, keys, DEFAULT_QUANTILES, alpha, suffix="_us")
-        tables[name] = table.select(*keys, "count", *[f"{n}_us" for n in names])
-    tables["heatmap_ttft"] = summarise(sketch.filter(first), ["model"], DEFAULT_QUANTILES, alpha, suffix="_us").select(
-        "model", "count", *[f"{n}_us" for n in names])
-    by_type = tables["heatmap_by_type"]
+        table = summarise(sketch if name in FIRST_TOKEN_VIEWS else later, keys, DEFAULT_QUANTILES, alpha, "_us", exact_max)
+        tables[name] = table.select(*keys, "count", *[f"{n}_us" for n in names], "exact")
+    tables["heatmap_ttft"] = summarise(sketch.filter(first), ["model"], DEFAULT_QUANTILES, alpha, "_us", exact_max).select(
+        "model", "count", *[f"{n}_us" for n in names], "exact")
+    by_type = tables["heatmap_by_type"].with_columns((pl.col("count") >= min_rank_tokens).alias("ranked"))
     total = by_type["count"].sum() or 1
     chunked = (
         later.group_by("token_type")
         .agg((pl.col("count").filter(pl.col("granularity") == "chunk").sum() / pl.col("count").sum()).alias("chunk_share"))
         .collect()
     )
+    ranked_mean = pl.when(pl.col("ranked")).then(pl.col("mean_us"))
     tables["heatmap_by_type"] = (
         by_type.join(chunked, on="token_type", how="left")
-        .with_columns((pl.col("count") / total).alias("share"), heat_expr("mean_us").alias("heat"))
-        .sort("mean_us", descending=True, nulls_last=True)
+        .with_columns((pl.col("count") / total).alias("share"), heat_expr(ranked_mean).alias("heat"))
+        .sort("ranked", "mean_us", "token_type", descending=[True, True, False], nulls_last=True)
     )
     tables["heatmap_latency_time"] = (
         sketch.lazy().group_by("day", "hour", "bucket").agg(pl.col("count").sum()).sort("day", "hour", "bucket").collect()
@@ -289,11 +307,12 @@ def finalize(sketch: pl.LazyFrame | pl.DataFrame, alpha: float = DEFAULT_ALPHA, 
     return tables
 
 
-def heat_expr(column: str) -> pl.Expr:
-    """1 (coolest) .. 5 (hottest): where a value sits between the column's min and max, on a log scale."""
-    v = pl.col(column).clip(lower_bound=1e-3).log()
+def heat_expr(column: str | pl.Expr) -> pl.Expr:
+    """1 (coolest) .. 5 (hottest): where a value sits between the column's min and max, on a log
+    scale; null where the value is null."""
+    v = (pl.col(column) if isinstance(column, str) else column).clip(lower_bound=1e-3).log()
     lo, hi = v.min(), v.max()
-    scaled = pl.when(hi > lo).then((v - lo) / (hi - lo)).otherwise(0.5)
+    scaled = pl.when(v.is_null()).then(None).when(hi > lo).then((v - lo) / (hi - lo)).otherwise(0.5)
     return (1 + (scaled * 4).round(0)).cast(pl.Int8)
 
 

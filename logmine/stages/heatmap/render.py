@@ -175,6 +175,8 @@ def page_html(
         extra=result.by_type.to_dicts(),
         ttft=result.ttft_rows(),
         include_first=config.include_first_token,
+        exact_max=config.exact_max,
+        min_rank_tokens=config.min_rank_tokens,
         charts=charts,
         examples=_examples(examples) if examples is not None else [],
         spec_json=_script_safe(spec_json.replace("</", "<\\/")),

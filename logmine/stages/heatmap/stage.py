@@ -49,14 +49,14 @@ def heatmap(workspace: Workspace | Path | str, config: HeatmapConfig | None = No
         for index, day in enumerate(plan.compute):
             progress(f"heatmap {day}", index, len(plan.compute))
             tokens, requests = measure(store.read_day(ws, day), config.chunk_fraction)
-            partial = sketch_partial(tokens, config.alpha)
+            partial = sketch_partial(tokens, config.alpha, config.exact_max)
             day_rows.append(store.put_day(txn, day, partial, tokens if config.keep_tokens else None, requests,
                                           plan.fingerprints[day], config.alpha))
             partials.append(partial)
         progress("heatmap", len(plan.compute), len(plan.compute))
         store.write_days(txn, ws, day_rows, plan.gone)
-        sketch = _filtered(merge_partials(partials), config)
-        tables = finalize(sketch, config.alpha, config.include_first_token)
+        sketch = _filtered(merge_partials(partials, config.exact_max), config)
+        tables = finalize(sketch, config.alpha, config.include_first_token, config.exact_max, config.min_rank_tokens)
         for name, table in tables.items():
             txn.replace_table(name, table)
         txn.commit()
@@ -77,6 +77,8 @@ def _check(config: HeatmapConfig) -> None:
         raise OptionError("alpha", config.alpha, "a relative accuracy in (0, 0.5)")
     if not 0.0 <= config.chunk_fraction <= 1.0:
         raise OptionError("chunk_fraction", config.chunk_fraction, "a fraction in [0, 1]")
+    if config.exact_max < 0 or config.min_rank_tokens < 0:
+        raise OptionError("exact_max / min_rank_tokens", (config.exact_max, config.min_rank_tokens), "counts of 0 or more")
 
 
 def _filtered(sketch: pl.LazyFrame, config: HeatmapConfig) -> pl.LazyFrame:

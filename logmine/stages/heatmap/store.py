@@ -62,7 +62,7 @@ def plan_days(ws: Workspace, config: HeatmapConfig, version: int) -> PartitionPl
         .sort("_day")
         .collect()
     )
-    settings = f"v{version}:a{config.alpha}:c{config.chunk_fraction}"
+    settings = f"v{version}:a{config.alpha}:c{config.chunk_fraction}:e{config.exact_max}"
     fingerprints = {row["_day"]: f"{settings}:{row['n']}:{row['h']}" for row in fp.iter_rows(named=True)}
     stored: dict[str, str] = {}
     if ws.has_table("heatmap_days"):

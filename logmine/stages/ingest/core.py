@@ -2,13 +2,17 @@
 ``ide_log``, ``rejects`` and ``sources`` tables.
 
 * Every input line is accounted for: per file ``lines_read = lines_accepted + lines_rejected``,
-  and each rejected line is one ``rejects`` row (file, 1-based line, format, reason).
+  and each rejected line is one ``rejects`` row (file, 1-based line, format, reason code, detail,
+  and the line itself: :class:`logmine.records.Reject`).
 * A file that cannot be read or whose format no reader recognises is one ``rejects`` row with
-  ``source_line = 0`` (meaning "the whole file") and a logged warning; the run goes on. Such a file
-  has no ``sources`` row, so it is tried again on the next run.
+  ``source_line = 0`` (meaning "the whole file") and a logged warning; the run goes on. A file no
+  reader recognises also gets a ``sources`` row (``source_format`` ``unknown``) with its lines
+  counted as read and rejected, so the accounting holds for every file the run saw; a file that
+  cannot be read has no ``sources`` row and is tried again on the next run.
 * Incremental: each source file is one partition of every table, keyed by a hash of its path (a
   big file read in two processes is two: :mod:`logmine.stages.ingest.split`). A
-  file whose size and sha256 match its ``sources`` row is skipped; a changed file is read again and
+  file whose size and sha256 match its ``sources`` row, and whose format (forced or detected) is the
+  one it was read as, is skipped; a changed file is read again and
   its partitions replace the old ones. Running twice on the same input leaves every table equal.
 * Atomic: the whole run is one workspace transaction; a run killed at any moment leaves the
   previous workspace as it was (see :mod:`logmine.workspace`).
@@ -46,7 +50,7 @@ import polars as pl
 
 from logmine.engine import Engine
 from logmine.errors import InputPathError, OptionError
-from logmine.formats import FORMAT_NAMES, Batch, companion, companion_files, detect_format, get_reader, native
+from logmine.formats import FORMAT_NAMES, Batch, companion, companion_files, count_lines, detect_format, get_reader, native
 from logmine.hashing import file_sha256
 from logmine.records import (
     EVENTS_SCHEMA,
@@ -106,6 +110,8 @@ class IngestReport:
     files: list[FileReport] = field(default_factory=list)
     rejects_by_reason: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    """Things a person should look at, such as a forced format that read none of a file's lines."""
 
     def total(self, key: str) -> int:
         return sum(getattr(f, key) for f in self.files)
@@ -136,6 +142,7 @@ class IngestReport:
             "llm_requests": self.total("requests"),
             "ide_log": self.total("ide_log"),
             "rejects_by_reason": dict(sorted(self.rejects_by_reason.items())),
+            "warnings": list(self.warnings),
             "seconds": round(self.seconds, 3),
         }
 
@@ -224,6 +231,9 @@ def ingest(
     files = _with_companions(collect_files(paths, exclude=Path(out), unreadable=unreadable), config.input_format)
     started = time.perf_counter()
     ws = Workspace.create(out)
+    if not files and not unreadable:
+        named = ", ".join(str(p) for p in paths)
+        raise InputPathError(named, f"no files found to ingest (hidden files and {IGNORE_FILE} patterns are skipped)")
     report = IngestReport(workspace=str(ws.root))
     with ws.lock(wait=config.wait), _no_cyclic_gc():
         ws = ws.reload()  # another run may have committed while we waited
@@ -245,6 +255,7 @@ def ingest(
             elif result.reject is not None:
                 sources.pop(task.path, None)
         meter.finish()
+        report.warnings = _wrong_format(report, config.input_format)  # raises, writing nothing, when no line was read
         rows = [sources[name] for name in sorted(sources)]
         txn.replace_table("sources", conform(pl.DataFrame(rows, schema=SOURCES_SCHEMA), SOURCES_SCHEMA))
         txn.commit()
@@ -258,9 +269,9 @@ def _task(txn: Transaction, path: Path, known: dict[str, dict[str, Any]], config
     files = {table: str(txn.new_file(table, skey)) for table in WRITTEN_TABLES}
     rest = {table: str(txn.new_file(table, skey + REST_SUFFIX)) for table in WRITTEN_TABLES}
     row = known.get(name)
-    size, sha = (row["size_bytes"], row["sha256"]) if row and not config.force else (None, None)
+    size, sha, fmt = (row["size_bytes"], row["sha256"], row["source_format"]) if row and not config.force else (None, None, None)
     companions = tuple((str(p), *_known_state(known.get(str(p)))) for p in _companions_of(path, known, config.input_format))
-    return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads, config.split, rest, companions)
+    return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads, config.split, rest, companions, fmt)
 
 
 def _with_companions(files: list[Path], fmt: str | None) -> list[Path]:
@@ -381,6 +392,8 @@ class FileTask:
     companions: tuple[tuple[str, int | None, str | None], ...] = ()
     """``(path, size, sha256)`` of each file the reader reads with this one (its ``sources`` row's
     figures, None when it had none): the file is skipped only when these are unchanged too."""
+    known_format: str | None = None
+    """The format of the file's ``sources`` row (``unknown`` when no reader recognised it)."""
 
 
 @dataclass(frozen=True)
@@ -393,7 +406,8 @@ class FileResult:
     """Table -> written Parquet file; tables not named got no rows."""
     source: dict[str, Any] | None = None
     reject: str | None = None
-    """A file-level reject's reason (the file could not be read or recognised)."""
+    """A file-level reject's reason (the file could not be read or recognised); an unrecognised
+    file has its ``source`` row too."""
     rest_files: dict[str, str] = field(default_factory=dict)
     """Table -> written Parquet file of the part a worker process read (partition key + REST_SUFFIX)."""
 
@@ -419,14 +433,13 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
         sha: str | None = None
         if task.known_size is not None and task.known_size == before.st_size:
             sha = file_sha256(path)
-            if task.known_sha == sha and _companions_unchanged(task):
-                return FileResult(FileReport(task.path, task.fmt, "skipped"), before.st_size)
         fmt = task.fmt or detect_format(path)
+        if sha is not None and task.known_sha == sha and (fmt or UNKNOWN_FORMAT) == task.known_format and _companions_unchanged(task):
+            return FileResult(FileReport(task.path, fmt, "skipped"), before.st_size)
+        if fmt is None:
+            return _unrecognised(task, path, before, sha)
     except _FILE_ERRORS as exc:
         return _file_reject(task, _size(path), None, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
-    if fmt is None:
-        reason = "the file is empty" if before.st_size == 0 else "no reader recognises this file; use --input-format"
-        return _file_reject(task, before.st_size, None, f"{REJECT_UNRECOGNISED_FILE}: {reason}")
     big = before.st_size >= THREADS_MIN_BYTES
     threads = task.threads if task.threads is not None else not big or use_threads()
     # two processes even on a busy machine: each gets its share of the cores, as the other work's do
@@ -501,10 +514,28 @@ def _file_reject(task: FileTask, size: int, fmt: str | None, reason: str) -> Fil
     return FileResult(FileReport(task.path, fmt, "rejected"), size, reject=reason)
 
 
+UNKNOWN_FORMAT = "unknown"
+"""``source_format`` of a file no reader recognises (in ``sources`` and ``rejects``)."""
+
+
+def _unrecognised(task: FileTask, path: Path, before: os.stat_result, sha: str | None) -> FileResult:
+    """A file no reader claims: one file-level reject, and a ``sources`` row counting its lines as rejected."""
+    lines = count_lines(path)
+    sha = sha or file_sha256(path)
+    reason = "the file is empty" if lines == 0 else "no reader recognises this file; use --input-format"
+    report = FileReport(task.path, None, "rejected", lines_read=lines, lines_rejected=lines)
+    row = {
+        "path": task.path, "sha256": sha, "size_bytes": before.st_size, "source_format": UNKNOWN_FORMAT, "lines_read": lines,
+        "lines_accepted": 0, "lines_rejected": lines, "ingested_at": datetime.now(UTC),
+    }
+    return FileResult(report, before.st_size, source=row, reject=f"{REJECT_UNRECOGNISED_FILE}: {reason}")
+
+
 def _adopt(txn: Transaction, task: FileTask, result: FileResult) -> FileReport:
     """Put one file's result into the transaction (in the driver, in file order)."""
     if result.reject is not None:
-        return _reject_file(txn, task.path, result.report.source_format, result.reject)[0]
+        report = _reject_file(txn, task.path, result.report.source_format, result.reject)[0]
+        return result.report if result.source is not None else report
     if result.source is not None:
         if result.source["sha256"] == _CHANGED:
             log.warning("%s changed while it was read; it will be read again on the next run", task.path)
@@ -546,17 +577,42 @@ def _reject_file(txn: Transaction, name: str, fmt: str | None, reason: str) -> t
         txn.drop_partition(table, key)
     for table in WRITTEN_TABLES:
         txn.drop_partition(table, key + REST_SUFFIX)
-    rejects = pl.DataFrame([Reject(0, reason, "").row(name, fmt or "unknown")], schema=REJECTS_SCHEMA)
+    rejects = pl.DataFrame([Reject(0, reason, "").row(name, fmt or UNKNOWN_FORMAT)], schema=REJECTS_SCHEMA)
     txn.put_partition("rejects", key, rejects)
     return FileReport(name, fmt, "rejected"), None
+
+
+def _wrong_format(report: IngestReport, forced: str | None) -> list[str]:
+    """One warning per file that the forced format read none of whose lines, when detection would
+    read it as another format; :class:`OptionError` instead when the run accepted no line at all."""
+    if forced is None:
+        return []
+    found = []
+    for f in report.files:
+        if f.status == "ingested" and f.lines_read and not f.lines_accepted:
+            with contextlib.suppress(*_FILE_ERRORS):
+                detected = detect_format(Path(f.path))
+                if detected is not None and detected != forced:
+                    found.append((f, detected))
+    if found and not report.lines_accepted:
+        f, detected = found[0]
+        more = f" and {len(found) - 1} more file{'s' * (len(found) > 2)}" if len(found) > 1 else ""
+        raise OptionError("--input-format", forced, f"it rejected all {f.lines_read} lines of {f.path}{more}; "
+                          f"format detection reads that file as {detected}: drop --input-format or pass --input-format {detected}")
+    return [f"--input-format {forced} rejected all {f.lines_read} lines of {f.path}; format detection reads it as {detected}"
+            for f, detected in found]
 
 
 def _rejects_by_reason(ws: Workspace, names: Iterable[str]) -> dict[str, int]:
     names = list(names)
     if not names or not ws.has_table("rejects"):
         return {}
+    # file by file: partitions written before a column was added lack it; "code: detail" was the old reason
+    scans = [pl.scan_parquet(f).select("source_file", "reason") for f in ws.files("rejects")]
+    if not scans:
+        return {}
     df = (
-        ws.scan("rejects")
+        pl.concat(scans)
         .filter(pl.col("source_file").is_in(names))
         .group_by(pl.col("reason").str.split(":").list.first().alias("reason"))
         .len()

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from logmine.formats import Batch
-from logmine.pseudonyms import Pseudonyms, scrub_users
+from logmine.pseudonyms import Pseudonyms, scrub_user_bytes, scrub_users
 from logmine.records import EVENTS_SCHEMA, IDE_LOG_SCHEMA, LLM_REQUESTS_SCHEMA, REJECTS_SCHEMA, conform
 from logmine.stages.templates import MineConfig, mine_templates
 from logmine.workspace import PARQUET_OPTIONS
@@ -141,6 +141,8 @@ class PartitionWriter:
             rows = [r.row(self.name, self.fmt) for r in batch.rejects]
             for row in rows:
                 row["raw"] = scrub_users(str(row["raw"]), self.user_key)
+                if row["raw_full"] is not None:
+                    row["raw_full"] = scrub_user_bytes(row["raw_full"], self.user_key)  # type: ignore[arg-type]
             tables.append(("rejects", pl.DataFrame(rows, schema=REJECTS_SCHEMA).to_arrow()))
         return Prepared(tables, batch.lines_read, batch.lines_accepted, len(batch.rejects), events.height, requests.height,
                         batch.bytes_read, ide_log.height)
