@@ -104,7 +104,7 @@ def test_pipeline_ingest_step_uses_the_run_engine(logs: Path, serial_run: tuple[
     from logmine.pipeline import steps
     from logmine.pipeline.inputs import InputFile
     from logmine.pipeline.spec import IngestStage
-    from logmine.stages.ingest.core import collect_files
+    from logmine.stages.ingest import collect_files
 
     files = [InputFile("2025-03-03", str(p), "logs", None) for p in collect_files([logs])]
     with make_engine(EngineConfig(workers=2)) as engine:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fnmatch
 import gc
 import hashlib
 import logging
@@ -50,7 +49,7 @@ import polars as pl
 
 from logmine.engine import Engine
 from logmine.errors import InputPathError, OptionError
-from logmine.formats import FORMAT_NAMES, Batch, companion, companion_files, count_lines, detect_format, get_reader, native
+from logmine.formats import FORMAT_NAMES, Batch, count_lines, detect_format, get_reader, native
 from logmine.hashing import file_sha256
 from logmine.records import (
     EVENTS_SCHEMA,
@@ -63,6 +62,7 @@ from logmine.records import (
     Reject,
     conform,
 )
+from logmine.stages.ingest.inputs import IGNORE_FILE, collect_files, companions_of, with_companions
 from logmine.stages.ingest.split import REST_SUFFIX, Worker, plan_split, rest_result
 from logmine.stages.ingest.threads import cores, use_threads
 from logmine.stages.ingest.writer import (
@@ -150,56 +150,6 @@ class IngestReport:
         return {**self.summary(), "files": [asdict(f) for f in self.files]}
 
 
-def collect_files(paths: Sequence[Path | str], exclude: Path | None = None, unreadable: list[Path] | None = None) -> list[Path]:
-    """Every file under ``paths`` (directories walked recursively, hidden entries skipped), sorted.
-
-    Files under ``exclude`` (the workspace itself) are left out; directories that cannot be
-    listed are appended to ``unreadable`` when it is given.
-    """
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if not path.exists():
-            raise InputPathError(path)
-        if path.is_file():
-            out.append(path)
-            continue
-        if not path.is_dir():
-            raise InputPathError(path, "is neither a file nor a directory")
-
-        def failed(exc: OSError) -> None:
-            log.warning("%s: cannot list directory (%s)", exc.filename, exc.strerror)
-            if unreadable is not None:
-                unreadable.append(Path(exc.filename))
-
-        ignore = _ignore_patterns(path)
-        for root, dirs, files in os.walk(path, onerror=failed):
-            rel = Path(root).relative_to(path)
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _ignored(rel / d, ignore))
-            out.extend(Path(root) / f for f in sorted(files) if not f.startswith(".") and not _ignored(rel / f, ignore))
-    if exclude is not None:
-        inside = exclude.resolve()
-        out = [p for p in out if not p.resolve().is_relative_to(inside)]
-    return sorted(dict.fromkeys(out))
-
-
-IGNORE_FILE = ".logmineignore"
-"""A file in an input directory listing glob patterns (one a line, # comments) of files to skip."""
-
-
-def _ignore_patterns(directory: Path) -> list[str]:
-    path = directory / IGNORE_FILE
-    if not path.is_file():
-        return []
-    lines = (line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines())
-    return [line.rstrip("/") for line in lines if line and not line.startswith("#")]
-
-
-def _ignored(rel: Path, patterns: list[str]) -> bool:
-    """True when ``rel`` (relative to the input directory) or its name matches an ignore pattern."""
-    return any(rel.match(p) or fnmatch.fnmatch(rel.as_posix(), p) for p in patterns)
-
-
 def source_key(path: str) -> str:
     """The partition key of a source file: a short hash of its path."""
     return hashlib.blake2b(path.encode(), digest_size=8).hexdigest()
@@ -228,7 +178,7 @@ def ingest(
     if isinstance(paths, (str, Path)):
         paths = [paths]
     unreadable: list[Path] = []
-    files = _with_companions(collect_files(paths, exclude=Path(out), unreadable=unreadable), config.input_format)
+    files = with_companions(collect_files(paths, exclude=Path(out), unreadable=unreadable), config.input_format)
     started = time.perf_counter()
     ws = Workspace.create(out)
     if not files and not unreadable:
@@ -270,25 +220,8 @@ def _task(txn: Transaction, path: Path, known: dict[str, dict[str, Any]], config
     rest = {table: str(txn.new_file(table, skey + REST_SUFFIX)) for table in WRITTEN_TABLES}
     row = known.get(name)
     size, sha, fmt = (row["size_bytes"], row["sha256"], row["source_format"]) if row and not config.force else (None, None, None)
-    companions = tuple((str(p), *_known_state(known.get(str(p)))) for p in _companions_of(path, known, config.input_format))
+    companions = tuple((str(p), *_known_state(known.get(str(p)))) for p in companions_of(path, known, config.input_format))
     return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads, config.split, rest, companions, fmt)
-
-
-def _with_companions(files: list[Path], fmt: str | None) -> list[Path]:
-    """``files`` and the existing files their readers read with them (an OTel spans file's log
-    records file and back): a pair is always ingested together, so each file's rows stay exact."""
-    extra = [c for f in files for c in companion_files(f, fmt) if c not in files]
-    return sorted(dict.fromkeys([*files, *extra])) if extra else files
-
-
-def _companions_of(path: Path, known: dict[str, dict[str, Any]], fmt: str | None) -> list[Path]:
-    """The files whose changes change ``path``'s rows: its companion now, or the one it had when
-    it was last read (a deleted logs file takes the prompts out of its spans file's rows)."""
-    other = companion(path)
-    if other is None:
-        return []
-    before = known.get(str(other))
-    return [other] if companion_files(path, fmt) or (before is not None and before["source_format"] == "otel") else []
 
 
 def _known_state(row: dict[str, Any] | None) -> tuple[int | None, str | None]:
