@@ -41,6 +41,7 @@ import polars as pl
 import pyarrow as pa
 
 from logmine.errors import OptionError
+from logmine.models import require
 
 log = logging.getLogger(__name__)
 
@@ -191,8 +192,6 @@ class LocalEngine(Engine):
 # -- Ray ---------------------------------------------------------------------------------------------
 def require_ray() -> Any:
     """Import Ray or raise :class:`~logmine.errors.MissingDependencyError` with the install hint."""
-    from logmine.models import require
-
     return require("ray", "ray", "the ray engine (--engine ray)")
 
 

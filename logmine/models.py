@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from logmine.embedding import HashingEmbedder
 from logmine.errors import LogmineError, MissingDependencyError
 
 log = logging.getLogger(__name__)
@@ -158,8 +159,6 @@ def embedder_for(embeddings: bool = True, name: str | None = None) -> tuple[Call
     model ``name`` (its files checked now, loaded on first use) or, with ``embeddings=False``, the
     deterministic bag-of-words :class:`~logmine.embedding.HashingEmbedder`."""
     if not embeddings:
-        from logmine.embedding import HashingEmbedder
-
         return HashingEmbedder(), "hashing-bag-of-words"
     embedding_model_path(name)  # fail early with a clear error when the model is missing
     return (lambda texts: embed(texts, name)), Path(name).name if name else DEFAULT_EMBEDDING_MODEL

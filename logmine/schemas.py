@@ -11,13 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from logmine.formats.native import NativeEvent, NativeRequest
+from logmine.pack import pack_json_schema
+
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
 
 def _native() -> dict[str, Any]:
     from pydantic import TypeAdapter
-
-    from logmine.formats.native import NativeEvent, NativeRequest
 
     schema = TypeAdapter(NativeEvent | NativeRequest).json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
@@ -27,8 +28,6 @@ def _native() -> dict[str, Any]:
 
 
 def _pack() -> dict[str, Any]:
-    from logmine.pack import pack_json_schema
-
     return pack_json_schema()
 
 

@@ -20,11 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from logmine.engine import EngineConfig, make_engine
-from logmine.errors import InputPathError, LogmineError, OptionError, WorkspaceLockedError
+from logmine.errors import (
+    InputPathError,
+    LogmineError,
+    OptionError,
+    WorkspaceLockedError,
+)
 from logmine.pipeline import flows_step, heatmap_step, record, steps, templates_step
 from logmine.pipeline.context import ProgressFn, RunContext
 from logmine.pipeline.inputs import InputFile, partitions, window_start
 from logmine.pipeline.spec import Pipeline, load_pipeline
+from logmine.report import write_report
+from logmine.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -147,8 +154,6 @@ def _timed(rec: record.RunRecord, name: str, fn: Callable[[], dict[str, Any]]) -
 
 
 def _report(ctx: RunContext, rec: record.RunRecord) -> dict[str, Any]:
-    from logmine.report import write_report
-
     result = write_report(ctx.root, run_id=rec.run_id, pack_dir=ctx.pipeline.pack_dir)
     return {"file": str(result.path), "sections_missing": result.missing, "charts": result.charts}
 
@@ -174,8 +179,6 @@ def _rejected(rec: record.RunRecord) -> bool:
 
 def _save(pipe: Pipeline, root: Path, rec: record.RunRecord) -> None:
     """Write the runs table row, the record file and the metrics."""
-    from logmine.workspace import Workspace
-
     ws = None
     try:
         ws = Workspace.open(root)

@@ -16,13 +16,22 @@ from typing import Any
 
 import polars as pl
 
+from logmine import models
 from logmine.errors import LogmineError
-from logmine.serving_layer import serving_module
 from logmine.pipeline import partials as store
 from logmine.pipeline.context import RunContext
 from logmine.pipeline.inputs import InputFile, fingerprint
-from logmine.pipeline.spec import CompressStage, IngestStage, PipelineFileError, ValidateStage
-from logmine.stages.ingest import source_key
+from logmine.pipeline.spec import (
+    CompressStage,
+    IngestStage,
+    PipelineFileError,
+    ValidateStage,
+)
+from logmine.serving_layer import serving_module
+from logmine.stages.compress import CompressConfig, ExportConfig
+from logmine.stages.compress import run as export_run
+from logmine.stages.ingest import IngestConfig, source_key
+from logmine.stages.ingest import ingest as run_ingest
 from logmine.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -43,9 +52,6 @@ def ensure_workspace(root: Any) -> Workspace:
 def ingest(ctx: RunContext, stage: IngestStage, files: list[InputFile]) -> dict[str, Any]:
     """Ingest this run's files (grouped by forced format) on the run's engine, one task per file;
     unchanged files are skipped by the stage."""
-    from logmine.stages.ingest import IngestConfig
-    from logmine.stages.ingest import ingest as run_ingest
-
     groups: dict[str | None, list[str]] = {}
     for f in files:
         groups.setdefault(f.format, []).append(f.path)
@@ -105,10 +111,6 @@ def update_inputs(ctx: RunContext, window_start: str | None) -> dict[str, Any]:
 # -- compress / export ------------------------------------------------------------------------------
 def compress(ctx: RunContext, stage: CompressStage) -> dict[str, Any]:
     """Compress the mined templates and publish the pack (atomically) where the pipeline says."""
-    from logmine.stages.compress import CompressConfig
-    from logmine.stages.compress import ExportConfig
-    from logmine.stages.compress import run as export_run
-
     ws = ctx.workspace()
     if not ws.has_table("templates") or ws.scan("templates").select(pl.len()).collect().item() == 0:
         return {"skipped": "no templates"}
@@ -172,8 +174,6 @@ def _swap(link: Path, dest: Path) -> None:
 def _models(ctx: RunContext, stage: CompressStage) -> tuple[Any, Any, Any]:
     if "embedder" in ctx.models and "count_tokens" in ctx.models:
         return ctx.models["embedder"], ctx.models["count_tokens"], ctx.models.get("token_ids")
-    from logmine import models
-
     embedder, _ = models.embedder_for(True, stage.embedding_model)
     count_tokens, token_ids, _ = models.tokenizer_for(stage.tokenizer)
     return embedder, count_tokens, token_ids

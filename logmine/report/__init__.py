@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from logmine.errors import OutputPathError
+from logmine.report import sections as sec
+from logmine.report.queries import open_source
 from logmine.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -42,9 +44,6 @@ class ReportResult:
 
 def build_report(workspace: Workspace | Path | str, run_id: str | None = None, pack_dir: Path | None = None) -> tuple[str, ReportResult]:
     """The page's HTML and what is in it (nothing written)."""
-    from logmine.report import sections as sec
-    from logmine.report.queries import open_source
-
     ws = workspace if isinstance(workspace, Workspace) else Workspace.open(workspace)
     src = open_source(ws)
     try:

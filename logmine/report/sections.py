@@ -11,8 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from logmine.errors import OptionError
 from logmine.report import charts
 from logmine.report.queries import Query, Result, Source
+from logmine.sketch import DEFAULT_ALPHA
+from logmine.stages.heatmap import HeatmapResult, chart_specs
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +111,6 @@ def run_section(src: Source, run_id: str | None) -> Section:
     r = src.run("run-record", "runs", f"SELECT run_id, status, exit_code, date, engine, seconds, lines_read, lines_accepted, "
                 f"lines_rejected, record FROM runs {where} ORDER BY started_at DESC LIMIT 1")
     if not r and run_id:
-        from logmine.errors import OptionError
-
         raise OptionError("--run", run_id, "the id of a run in this workspace's runs table")
     if not r:
         return missing("run", title, "No pipeline run is recorded in this workspace: run `logmine run PIPELINE.toml` to fill this section.")
@@ -225,10 +226,6 @@ def heatmap_section(src: Source) -> Section:
 
 
 def _heatmap_charts(src: Source, s: Section) -> None:
-    from logmine.sketch import DEFAULT_ALPHA
-    from logmine.stages.heatmap import HeatmapResult
-    from logmine.stages.heatmap import chart_specs
-
     frames, queries = {}, {}
     for name in HEATMAP_TABLES:
         queries[name], frames[name] = src.frame(f"heatmap-{name.removeprefix('heatmap_')}", name, f"SELECT * FROM {name}")

@@ -24,6 +24,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from logmine.errors import OptionError
+from logmine.models import embed as logmine_embed
+
 Embedder = Callable[[Sequence[str]], Any]
 
 
@@ -44,8 +47,6 @@ def default_embedder() -> Embedder:
     """logmine's bundled sentence embedder (loaded on first use)."""
 
     def embed(texts: Sequence[str]) -> Any:
-        from logmine.models import embed as logmine_embed
-
         return logmine_embed(list(texts))
 
     return embed
@@ -122,8 +123,6 @@ class RedisCache:
                 client = redis.Redis.from_url(url)
                 client.ping()
             except (redis.RedisError, ValueError) as exc:
-                from logmine.errors import OptionError
-
                 raise OptionError("--cache", url, f"cannot reach Redis there: {exc}") from exc
         self.client, self.embedder, self.threshold = client, embedder, threshold
         self.max_entries, self.ns = max_entries, namespace
@@ -188,6 +187,4 @@ def make_cache(spec: str | None, embedder: Embedder | None = None, threshold: fl
         return MemoryCache(embedder, threshold, max_entries)
     if spec.startswith(("redis://", "rediss://", "unix://")):
         return RedisCache(spec, embedder, threshold, max_entries, namespace="logmine:cache:v1")
-    from logmine.errors import OptionError
-
     raise OptionError("--cache", spec, "none, memory or redis://host:port/db")

@@ -24,6 +24,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from logmine.models import load_generator
+
 log = logging.getLogger(__name__)
 
 
@@ -106,8 +108,6 @@ class Generator:
     @classmethod
     def load(cls, name: str | None = None, device: str | None = None) -> Generator:
         """The bundled SmolLM2 (``name=None``) or a local model directory."""
-        from logmine.models import load_generator
-
         model, tokenizer, dev = load_generator(name, device)
         return cls(model, tokenizer, dev)
 

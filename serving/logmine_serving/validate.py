@@ -34,9 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from logmine.pack import MANIFEST_FILE, PACK_FILE, PackManifest, load_pack, write_pack
-
+from logmine.workspace import Workspace
 from logmine_serving.errors import RenderError, ValidationInputError
-from logmine_serving.generator import GenerationConfig, Generator, PrefixEntry, SequenceResult
+from logmine_serving.generator import (
+    GenerationConfig,
+    Generator,
+    PrefixEntry,
+    SequenceResult,
+)
 from logmine_serving.pack_runtime import PackRuntime
 
 log = logging.getLogger(__name__)
@@ -98,8 +103,6 @@ class ValidationReport:
 # -- reading the workspace (the I/O edge) ---------------------------------------------------
 def load_cases(workspace: Path | str, runtime: PackRuntime, per_template: int) -> dict[str, list[ValidationCase]]:
     """Up to ``per_template`` logged requests per pack template, with their slot values."""
-    from logmine.workspace import Workspace
-
     ws = Workspace.open(workspace)
     con = ws.connect(read_only=True)
     try:
@@ -360,8 +363,6 @@ def flat_record(record: Mapping[str, Any]) -> dict[str, Any]:
 def write_results(report: ValidationReport, workspace: Path | str, pack_path: Path | str) -> Path:
     """Write ``OUT/validation.json`` and replace the workspace table ``validation``."""
     import polars as pl
-
-    from logmine.workspace import Workspace
 
     ws = Workspace.open(workspace)
     doc = {"pack": str(pack_path), **report.to_json()}

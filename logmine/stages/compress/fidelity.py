@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from logmine.prompt_syntax import FENCE, FIM_MARKER, ROLE_LABEL
+from logmine.stages.compress.trim.units import count_tokens
 
 Embedder = Callable[[list[str]], np.ndarray]
 """Maps texts to L2-normalised vectors (one row per text)."""
@@ -300,6 +301,4 @@ class CachedEmbedder:
 
 def whitespace_tokens(texts: list[str]) -> list[int]:
     """A crude token count (words and punctuation, as context trimming counts them), for tests."""
-    from logmine.stages.compress.trim.units import count_tokens
-
     return [count_tokens(t) for t in texts]

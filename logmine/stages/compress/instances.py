@@ -17,8 +17,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from logmine.code import resolve_language
 from logmine.prompt_syntax import FIM_PREFIX_SENTINELS, FIM_SUFFIX_SENTINELS
 from logmine.stages.compress.fidelity import segments
+from logmine.stages.compress.trim.evaluate import evaluate
+from logmine.stages.compress.trim.trimmer import Trimmer, recent_files, trim_slots
 
 BLOCK = 16
 """vLLM's default KV-cache block size, in tokens."""
@@ -240,8 +243,6 @@ def _recent_files(families: Sequence[FamilySample], keys: list[tuple[int, int]],
     """request_id -> files its session edited or opened before it (from the events table)."""
     import polars as pl
 
-    from logmine.stages.compress.trim.trimmer import recent_files
-
     if events is None:
         return {}
     reqs = [families[i].requests[j] for i, j in keys]
@@ -264,8 +265,6 @@ def _ordered(families: Sequence[FamilySample], keys: list[tuple[int, int]]) -> l
 def _trim(families: Sequence[FamilySample], keys: list[tuple[int, int]], recent: dict[str, list[str]], config: Any
           ) -> dict[tuple[int, int], dict[str, str]]:
     """(family, sample index) -> slot values with the code-context slots trimmed."""
-    from logmine.stages.compress.trim.trimmer import Trimmer, trim_slots
-
     order = _ordered(families, keys)
     batch = []
     for i, j in order:
@@ -287,10 +286,6 @@ def _evaluate(families: Sequence[FamilySample], keys: list[tuple[int, int]], rec
               ) -> tuple[float | None, float | None, int]:
     """Mean F1 of trimming and of the nearest-lines baseline over requests whose logged completion
     references a unit of the prefix (``logmine.stages.compress.trim.evaluate``); and how many requests that was."""
-    from logmine.code import resolve_language
-    from logmine.stages.compress.trim.trimmer import Trimmer
-    from logmine.stages.compress.trim.evaluate import evaluate
-
     trimmer = Trimmer(config)
     ours, base = [], []
     for i, j in _ordered(families, keys):

@@ -50,9 +50,9 @@ import polars as pl
 
 from logmine.errors import OptionError
 from logmine.pseudonyms import pseudonymise
-from logmine.stages.flows import graph
-from logmine.stages.flows import windows
+from logmine.stages.flows import graph, windows
 from logmine.stages.flows.patterns import PatternConfig, prefixspan
+from logmine.stages.flows.render import write_pictures
 from logmine.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -371,8 +371,6 @@ def _config_json(config: FlowsConfig) -> dict[str, Any]:
 
 def flows(workspace: Workspace | Path | str, config: FlowsConfig | None = None, progress: ProgressFn = _no_progress) -> FlowsResult:
     """Compute flows over a workspace's events, write the ``flows_*`` tables and OUT/flows/ pictures."""
-    from logmine.stages.flows.render import write_pictures
-
     ws = workspace if isinstance(workspace, Workspace) else Workspace.open(workspace)
     config = config or FlowsConfig()
     if config.users:

@@ -18,7 +18,14 @@ import bisect
 import hashlib
 import re
 
-from logmine.prompt_syntax import FENCE_LINE, FIM_START, ROLE_TAG_LINE, SENTINEL, TAG_OR_SENTINEL
+from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
+from logmine.prompt_syntax import (
+    FENCE_LINE,
+    FIM_START,
+    ROLE_TAG_LINE,
+    SENTINEL,
+    TAG_OR_SENTINEL,
+)
 from logmine.stages.templates.cluster import SLOT
 
 _FIXED = re.compile(
@@ -413,8 +420,6 @@ def _parses_as_code(line: str, language: str) -> bool:
     key = (language, line)
     hit = _PARSE_CACHE.get(key)
     if hit is None:
-        from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
-
         hit = False
         if language in SUPPORTED_LANGUAGES:
             root = parse(line, language).root_node

@@ -35,8 +35,9 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from logmine.hashing import content_id
-from logmine.stages.templates.cluster import find_root
+from logmine.models import DEFAULT_EMBEDDING_MODEL, embed
 from logmine.prompt_syntax import SENTINEL
+from logmine.stages.templates.cluster import find_root
 
 log = logging.getLogger(__name__)
 
@@ -59,15 +60,11 @@ class SentenceEmbedder:
     by default, or a local model directory). Loaded on first use."""
 
     def __init__(self, model: str | None = None, batch_size: int = 64) -> None:
-        from logmine.models import DEFAULT_EMBEDDING_MODEL
-
         self.model = model
         self.batch_size = batch_size
         self.name = model or DEFAULT_EMBEDDING_MODEL
 
     def __call__(self, texts: list[str]) -> np.ndarray:
-        from logmine.models import embed
-
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         return np.asarray(embed(texts, self.model, batch_size=self.batch_size), dtype=np.float32)

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from logmine.code import resolve_language
 from logmine.prompt_syntax import SENTINEL
 from logmine.stages.templates.bodies import SlotStore
 
@@ -54,8 +55,6 @@ def skeleton(prompt: str, values: Mapping[str, str] | None = None, slots: SlotSt
         # a fence's info string is the language even when the record does not say which
         text = _FENCE_INFO.sub(r"\1{language}", text)
     if slots is not None:
-        from logmine.code import resolve_language
-
         language = resolve_language(values.get("language"), values.get("file_path"))
         text = slots.skeleton(text, language)
     return text

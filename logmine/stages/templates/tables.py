@@ -27,7 +27,14 @@ import polars as pl
 import pyarrow.dataset as pads
 
 from logmine.records import UTC_TS
-from logmine.stages.templates.dedup import DedupConfig, DedupResult, Embedder, MergeEdge, merge_near_duplicates
+from logmine.stages.templates.dedup import (
+    DedupConfig,
+    DedupResult,
+    Embedder,
+    MergeEdge,
+    SentenceEmbedder,
+    merge_near_duplicates,
+)
 from logmine.stages.templates.miner import MineConfig
 from logmine.stages.templates.prompts import PROMPT_CONFIG, mine_prompts, placeholders
 from logmine.workspace import Transaction, Workspace
@@ -146,8 +153,6 @@ def run(
         report.requests_with_prompt = assigned.height
         progress("templates merge", 0, 1)
         if embedder is None and config.embeddings:
-            from logmine.stages.templates.dedup import SentenceEmbedder
-
             embedder = SentenceEmbedder(config.embedding_model)
         cache = WorkspaceEmbeddingCache(ws)
         counts = dict(zip(*assigned.group_by("template_id").len().to_dict(as_series=False).values()))

@@ -36,6 +36,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from logmine.code import resolve_language
+from logmine.stages.compress.trim.model import TrimConfig, TrimmedSlots, TrimResult
 from logmine.stages.compress.trim.parse import UnitParser
 from logmine.stages.compress.trim.score import (
     KIND_WEIGHT,
@@ -51,7 +53,6 @@ from logmine.stages.compress.trim.score import (
     split_uses,
     uses,
 )
-from logmine.stages.compress.trim.model import TrimConfig, TrimmedSlots, TrimResult
 from logmine.stages.compress.trim.units import (
     Outline,
     Unit,
@@ -427,8 +428,6 @@ class Trimmer:
 
 
 def _language(language: str | None, file_path: str | None) -> str | None:
-    from logmine.code import resolve_language
-
     return resolve_language(language, file_path)
 
 
