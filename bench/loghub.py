@@ -12,9 +12,20 @@ process of its own (one after the other), lines/s and the ratio. logmine runs wi
 by word with the masked words remembered, and looked up by its masked text) and with no cache at
 all (``mask_cache_size=0`` too: every line masked whole by the rules' regex).
 
+Out of sample (``--cv``): two-fold cross-validation over systems. The systems, sorted by name, are
+dealt alternately into fold A (1st, 3rd, ...) and fold B (2nd, 4th, ...). On each fold a fitting
+procedure fixes the rules and thresholds (backward elimination of the masking rules: a rule, or a
+part of one, stays only when removing it lowers the fold's mean GA; then each threshold of
+``MineConfig`` set to the grid value with the best mean GA, the default on ties), and the config
+it fixed is scored on the other fold. In-sample is the default config on every system (it was
+written with all of them in view); out of sample is each system scored by the config fixed on the
+fold it is not in. ``--ablate`` removes one masking rule (or part) at a time from the default
+config and prints its effect on each fold.
+
 Example:
     python bench/loghub.py                       # accuracy + speed (400,000 lines)
     python bench/loghub.py --lines 100000 --json out/bench/loghub.json
+    python bench/loghub.py --cv --ablate --no-speed
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ import resource
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 import polars as pl  # noqa: E402
 
 from logmine.evaluate import Scores, score  # noqa: E402
+from logmine.masking import DEFAULT_RULES, MaskRule  # noqa: E402
 from logmine.stages.templates.miner import MineConfig, mine_templates  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "benchmarks" / "loghub-2k"
@@ -117,6 +130,133 @@ def accuracy_tables(result: dict[str, dict[str, dict[str, Scores]]], names: list
     return "\n".join(lines)
 
 
+# -- out of sample: two-fold cross-validation over systems ------------------------------------
+def folds(names: list[str]) -> tuple[list[str], list[str]]:
+    """Fold A: the 1st, 3rd, ... system by sorted name; fold B: the 2nd, 4th, ..."""
+    ordered = sorted(names)
+    return ordered[0::2], ordered[1::2]
+
+
+def rule_variants() -> list[tuple[str, tuple[MaskRule, ...]]]:
+    """The default rules less one rule, or less one part of a rule, each with its name."""
+    rules = list(DEFAULT_RULES)
+    seen: dict[str, int] = {}
+    out = []
+    for i, r in enumerate(rules):
+        seen[r.mask_with] = seen.get(r.mask_with, 0) + 1
+        name = r.mask_with + (f"#{seen[r.mask_with]}" if sum(x.mask_with == r.mask_with for x in rules) > 1 else "")
+        out.append((f"no {name}", tuple(rules[:i] + rules[i + 1 :])))
+        for part, cut in RULE_PARTS.get(r.mask_with, ()):
+            if cut in r.pattern:
+                reduced = MaskRule(pattern=r.pattern.replace(cut, ""), mask_with=r.mask_with)
+                out.append((f"{name} without {part}", tuple(rules[:i] + [reduced] + rules[i + 1 :])))
+    return out
+
+
+RULE_PARTS = {"NUM": [("its byte unit", "(?: ?(?:[KMGTP]i?B|B|bytes)\\b)?")],
+              "ID": [("its version-number exception", "(?![A-Za-z]+\\d{1,2}(?![A-Za-z0-9_]))")]}
+"""Parts of a default rule that the ablation removes on their own (the regex text cut out)."""
+
+THRESHOLDS = {"max_constant_values": (2, 3, 4, 5, 6, 8), "variable_ratio": (0.3, 0.4, 0.5, 0.6, 0.7),
+              "min_context_tokens": (1, 2, 3, 4, 5)}
+"""The grid each threshold of MineConfig is fitted over."""
+
+
+class Scorer:
+    """GA/PA of a config on a system, each computed once."""
+
+    def __init__(self, data: Path, names: list[str]) -> None:
+        self.sets = {n: load(data, n) for n in names}
+        self._memo: dict[tuple[MineConfig, str], Scores] = {}
+
+    def __call__(self, config: MineConfig, name: str) -> Scores:
+        key = (config, name)
+        if key not in self._memo:
+            lines, corrected, _ = self.sets[name]
+            self._memo[key] = score(corrected, *run_logmine(lines, config))
+        return self._memo[key]
+
+    def mean_ga(self, config: MineConfig, names: list[str]) -> float:
+        return mean([self(config, n).ga for n in names])
+
+
+def fit(scorer: Scorer, train: list[str]) -> tuple[MineConfig, list[str]]:
+    """The config a developer who saw only ``train`` would fix, and the choices made."""
+    config, choices = MineConfig(), []
+    for name, rules in rule_variants():
+        kept = set(config.mask_rules)
+        # apply the variant to the rules still kept: drop what it drops, take what it adds
+        candidate = replace(config, mask_rules=tuple(r for r in rules if r in kept or r not in DEFAULT_RULES))
+        if candidate.mask_rules != config.mask_rules and scorer.mean_ga(candidate, train) >= scorer.mean_ga(config, train):
+            config = candidate
+            choices.append(name)
+    for knob, grid in THRESHOLDS.items():
+        best = max(grid, key=lambda v: (round(scorer.mean_ga(replace(config, **{knob: v}), train), 6), v == getattr(config, knob)))
+        if best != getattr(config, knob):
+            choices.append(f"{knob}={best}")
+            config = replace(config, **{knob: best})
+    return config, choices
+
+
+def cross_validate(data: Path, names: list[str]) -> dict[str, Any]:
+    scorer = Scorer(data, names)
+    a, b = folds(names)
+    fitted = {"A": fit(scorer, a), "B": fit(scorer, b)}
+    rows = {}
+    for n in names:
+        own, other = ("A", "B") if n in a else ("B", "A")
+        lines, corrected, _ = scorer.sets[n]
+        drain = score(corrected, *run_drain3(lines))
+        rows[n] = {"fold": own, "default": scorer(MineConfig(), n), "in_fold": scorer(fitted[own][0], n),
+                   "out_of_sample": scorer(fitted[other][0], n), "drain3": drain}
+    return {"folds": {"A": a, "B": b}, "choices": {k: v[1] for k, v in fitted.items()}, "rows": rows}
+
+
+def cv_table(cv: dict[str, Any]) -> str:
+    rows = cv["rows"]
+    out = ["Two-fold cross-validation over systems (corrected labels). Fold A: " + ", ".join(cv["folds"]["A"])
+           + "; fold B: " + ", ".join(cv["folds"]["B"]) + ".", ""]
+    for fold, choices in cv["choices"].items():
+        out.append(f"Fixed on fold {fold}: " + (", ".join(choices) if choices else "the default config unchanged") + ".")
+    out += ["", "| system | fold | default GA (in-sample) | default PA | fitted on own fold GA | fitted on other fold GA (out of sample) | PA | Drain3 default GA |",
+            "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for n, r in rows.items():
+        out.append(f"| {n} | {r['fold']} | {r['default'].ga:.3f} | {r['default'].pa:.3f} | {r['in_fold'].ga:.3f} | "
+                   f"{r['out_of_sample'].ga:.3f} | {r['out_of_sample'].pa:.3f} | {r['drain3'].ga:.3f} |")
+    for label, sel in (("fold A", cv["folds"]["A"]), ("fold B", cv["folds"]["B"]), ("all", list(rows))):
+        m = {k: mean([getattr(rows[n][k], "ga") for n in sel]) for k in ("default", "in_fold", "out_of_sample", "drain3")}
+        m["pa"] = mean([rows[n]["default"].pa for n in sel])
+        m["oos_pa"] = mean([rows[n]["out_of_sample"].pa for n in sel])
+        out.append(f"| **mean {label}** | | **{m['default']:.3f}** | {m['pa']:.3f} | {m['in_fold']:.3f} | **{m['out_of_sample']:.3f}** | "
+                   f"{m['oos_pa']:.3f} | {m['drain3']:.3f} |")
+    return "\n".join(out) + "\n"
+
+
+def ablation(data: Path, names: list[str]) -> list[dict[str, Any]]:
+    scorer = Scorer(data, names)
+    a, b = folds(names)
+    base = MineConfig()
+    out = []
+    for name, rules in [("default", base.mask_rules), *rule_variants()]:
+        config = replace(base, mask_rules=rules)
+        out.append({"variant": name, "A": scorer.mean_ga(config, a), "B": scorer.mean_ga(config, b),
+                    "all": scorer.mean_ga(config, names),
+                    "moved": {n: round(scorer(config, n).ga - scorer(base, n).ga, 3) for n in names
+                              if abs(scorer(config, n).ga - scorer(base, n).ga) >= 0.0005}})
+    return out
+
+
+def ablation_table(rows: list[dict[str, Any]]) -> str:
+    base = rows[0]
+    out = ["Ablation: the default config less one masking rule (or part), mean GA per fold (corrected labels):", "",
+           "| variant | fold A | fold B | all | systems that move (GA change) |", "|---|---:|---:|---:|---|"]
+    for r in rows:
+        moved = ", ".join(f"{n} {d:+.3f}" for n, d in r["moved"].items()) if r is not base else ""
+        out.append(f"| {r['variant']} | {r['A']:.3f} ({r['A'] - base['A']:+.3f}) | {r['B']:.3f} ({r['B'] - base['B']:+.3f}) | "
+                   f"{r['all']:.3f} | {moved} |")
+    return "\n".join(out) + "\n"
+
+
 # -- speed -----------------------------------------------------------------------------------
 def speed_lines(data: Path, names: list[str], n: int) -> list[str]:
     base = [line for name in names for line in load(data, name)[0]]
@@ -167,6 +307,8 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=400_000, help="lines for the speed run")
     parser.add_argument("--no-speed", action="store_true", help="accuracy only")
     parser.add_argument("--no-accuracy", action="store_true", help="speed only")
+    parser.add_argument("--cv", action="store_true", help="also two-fold cross-validation over systems (out of sample)")
+    parser.add_argument("--ablate", action="store_true", help="also the default config less one masking rule at a time")
     parser.add_argument("--json", type=Path, help="also write every figure here")
     parser.add_argument("--speed-worker", choices=SPEED_PARSERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -182,6 +324,14 @@ def main() -> None:
         result = accuracy(args.data, names)
         print(accuracy_tables(result, names))
         report["accuracy"] = {p: {n: {lab: s.to_json() for lab, s in v.items()} for n, v in sys_.items()} for p, sys_ in result.items()}
+    if args.cv:
+        cv = cross_validate(args.data, names)
+        print(cv_table(cv))
+        report["cv"] = {**cv, "rows": {n: {k: (v.to_json() if isinstance(v, Scores) else v) for k, v in r.items()} for n, r in cv["rows"].items()}}
+    if args.ablate:
+        rows_ = ablation(args.data, names)
+        print(ablation_table(rows_))
+        report["ablation"] = rows_
     if not args.no_speed:
         rows = speed(args.data, args.lines)
         print(speed_table(rows))
