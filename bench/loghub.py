@@ -34,6 +34,8 @@ import argparse
 import json
 import os
 import platform
+import random
+import re
 import resource
 import subprocess
 import sys
@@ -258,14 +260,59 @@ def ablation_table(rows: list[dict[str, Any]]) -> str:
 
 
 # -- speed -----------------------------------------------------------------------------------
-def speed_lines(data: Path, names: list[str], n: int) -> list[str]:
-    base = [line for name in names for line in load(data, name)[0]]
-    return (base * (n // len(base) + 1))[:n]
+def speed_lines(data: Path, names: list[str], n: int, fresh: bool = False) -> list[str]:
+    """The systems' lines repeated to ``n``; with ``fresh``, every copy after the first gets new
+    values (:func:`fresh_values`), as in a big real log."""
+    base = [(line, template) for name in names for line, template in zip(*load(data, name)[:2])]
+    if not fresh:
+        lines = [line for line, _ in base]
+        return (lines * (n // len(lines) + 1))[:n]
+    rng = random.Random(0)
+    spans = [variable_spans(line, template) for line, template in base]
+    out = [line for line, _ in base[:n]]
+    while len(out) < n:
+        out.extend(fresh_values(line, s, rng) for (line, _), s in zip(base[: n - len(out)], spans))
+    return out
 
 
-def speed_worker(parser: str, data: Path, n: int) -> dict[str, Any]:
+def variable_spans(line: str, template: str) -> list[tuple[int, int]]:
+    """Where the true template's ``<*>`` fall in ``line`` (none when the template does not match it)."""
+    parts = [r"\s*".join(re.escape(w) for w in p.split()) + (r"\s*" if p.endswith(" ") else "") for p in re.split(r"<\*>", template)]
+    parts = [(r"\s*" if p.startswith(" ") else "") + q for p, q in zip(re.split(r"<\*>", template), parts)]
+    m = re.fullmatch("(.*?)".join(parts), line, re.DOTALL) if template else None
+    return [m.span(g) for g in range(1, (m.lastindex or 0) + 1)] if m else []
+
+
+_VALUE = re.compile(r"0[xX][0-9a-fA-F]+|[0-9a-fA-F]*\d[0-9a-fA-F]*")
+
+
+def fresh_values(line: str, spans: list[tuple[int, int]], rng: random.Random) -> str:
+    """``line`` with new random values in its variables (``spans``): each run of digits (or of hex
+    digits holding a digit) is redrawn with the same length and kind (a decimal stays decimal, hex
+    keeps its case), so an IP stays an IP, a block id a block id, and the line keeps its template."""
+
+    def draw(m: re.Match[str]) -> str:
+        text = m.group(0)
+        prefix, body = (text[:2], text[2:]) if text[:2] in ("0x", "0X") else ("", text)
+        if body.isdigit():
+            alphabet = "0123456789"
+        else:
+            alphabet = "0123456789ABCDEF" if any(c in "ABCDEF" for c in body) else "0123456789abcdef"
+        drawn = "".join(rng.choice(alphabet) for _ in body)
+        if len(body) > 1 and body[0] != "0" and drawn[0] == "0":
+            drawn = rng.choice(alphabet[1:]) + drawn[1:]  # keep the length of a number
+        return prefix + drawn
+
+    out, at = [], 0
+    for a, b in spans:
+        out += [line[at:a], _VALUE.sub(draw, line[a:b])]
+        at = b
+    return "".join(out) + line[at:]
+
+
+def speed_worker(parser: str, data: Path, n: int, fresh: bool = False) -> dict[str, Any]:
     """Time one parser over the repeated lines (run in a process of its own)."""
-    lines = speed_lines(data, systems(data), n)
+    lines = speed_lines(data, systems(data), n, fresh)
     started = time.perf_counter()
     if parser == "drain3":
         miner = drain3_miner()
@@ -278,23 +325,24 @@ def speed_worker(parser: str, data: Path, n: int) -> dict[str, Any]:
         templates = len(mine_templates(lines, config).templates)
     seconds = time.perf_counter() - started
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"parser": parser, "lines": n, "seconds": round(seconds, 3), "lines_per_s": round(n / seconds), "templates": templates,
-            "peak_rss_mb": round(rss_mb)}
+    return {"parser": parser, "lines": n, "fresh": fresh, "seconds": round(seconds, 3), "lines_per_s": round(n / seconds),
+            "templates": templates, "peak_rss_mb": round(rss_mb)}
 
 
-def speed(data: Path, n: int) -> list[dict[str, Any]]:
+def speed(data: Path, n: int, fresh: bool = False) -> list[dict[str, Any]]:
     out = []
     for parser in SPEED_PARSERS:
-        proc = subprocess.run([sys.executable, __file__, "--data", str(data), "--speed-worker", parser, "--lines", str(n)],
-                              check=True, capture_output=True, text=True)
+        cmd = [sys.executable, __file__, "--data", str(data), "--speed-worker", parser, "--lines", str(n)]
+        proc = subprocess.run(cmd + (["--fresh"] if fresh else []), check=True, capture_output=True, text=True)
         out.append(json.loads(proc.stdout))
-        print(f"  {parser}: {out[-1]['lines_per_s']:,} lines/s", file=sys.stderr)
+        print(f"  {parser}{' (fresh values)' if fresh else ''}: {out[-1]['lines_per_s']:,} lines/s", file=sys.stderr)
     return out
 
 
 def speed_table(rows: list[dict[str, Any]]) -> str:
     drain = next(r for r in rows if r["parser"] == "drain3")["lines_per_s"]
-    lines = [f"Speed, {rows[0]['lines']:,} lines (the 12 systems' lines repeated), one process each:", "",
+    what = "new values in every copy" if rows[0].get("fresh") else "the same lines repeated"
+    lines = [f"Speed, {rows[0]['lines']:,} lines (the 12 systems' lines, {what}), one process each:", "",
              "| parser | lines/s | ratio to Drain3 | seconds | templates | peak RSS MB |", "|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['parser']} | {r['lines_per_s']:,} | {r['lines_per_s'] / drain:.2f}x | {r['seconds']} | {r['templates']} | {r['peak_rss_mb']} |")
@@ -307,13 +355,14 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=400_000, help="lines for the speed run")
     parser.add_argument("--no-speed", action="store_true", help="accuracy only")
     parser.add_argument("--no-accuracy", action="store_true", help="speed only")
+    parser.add_argument("--fresh", action="store_true", help="speed on lines with new values in every copy (no exact line repeats)")
     parser.add_argument("--cv", action="store_true", help="also two-fold cross-validation over systems (out of sample)")
     parser.add_argument("--ablate", action="store_true", help="also the default config less one masking rule at a time")
     parser.add_argument("--json", type=Path, help="also write every figure here")
     parser.add_argument("--speed-worker", choices=SPEED_PARSERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.speed_worker:
-        print(json.dumps(speed_worker(args.speed_worker, args.data, args.lines)))
+        print(json.dumps(speed_worker(args.speed_worker, args.data, args.lines, args.fresh)))
         return
     if not args.data.is_dir():
         parser.error(f"{args.data}: no such directory (use --data)")
@@ -333,7 +382,7 @@ def main() -> None:
         print(ablation_table(rows_))
         report["ablation"] = rows_
     if not args.no_speed:
-        rows = speed(args.data, args.lines)
+        rows = speed(args.data, args.lines, args.fresh)
         print(speed_table(rows))
         report["speed"] = rows
     if args.json:
