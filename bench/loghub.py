@@ -16,7 +16,8 @@ Out of sample (``--cv``): two-fold cross-validation over systems. The systems, s
 dealt alternately into fold A (1st, 3rd, ...) and fold B (2nd, 4th, ...). On each fold a fitting
 procedure fixes the rules and thresholds (backward elimination of the masking rules: a rule, or a
 part of one, stays only when removing it lowers the fold's mean GA; then each threshold of
-``MineConfig`` set to the grid value with the best mean GA, the default on ties), and the config
+the clustering core (``MineConfig``'s and ``ClusterParams``') set to the grid value with the best
+mean GA, the default on ties), and the config
 it fixed is scored on the other fold. In-sample is the default config on every system (it was
 written with all of them in view); out of sample is each system scored by the config fixed on the
 fold it is not in. ``--ablate`` removes one masking rule (or part) at a time from the default
@@ -40,7 +41,7 @@ import resource
 import subprocess
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ import polars as pl  # noqa: E402
 
 from logmine.evaluate import Scores, score  # noqa: E402
 from logmine.masking import DEFAULT_RULES, MaskRule  # noqa: E402
+from logmine.stages.templates.cluster import ClusterParams  # noqa: E402
 from logmine.stages.templates.miner import MineConfig, mine_templates  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "benchmarks" / "loghub-2k"
@@ -159,9 +161,25 @@ RULE_PARTS = {"NUM": [("its byte unit", "(?: ?(?:[KMGTP]i?B|B|bytes)\\b)?")],
               "ID": [("its version-number exception", "(?![A-Za-z]+\\d{1,2}(?![A-Za-z0-9_]))")]}
 """Parts of a default rule that the ablation removes on their own (the regex text cut out)."""
 
+@dataclass(frozen=True)
+class FitConfig(MineConfig):
+    """MineConfig with every threshold of the clustering core open to fitting."""
+
+    min_determined: int = ClusterParams.min_determined
+    key_candidates: int = ClusterParams.key_candidates
+    min_context_chars: int = ClusterParams.min_context_chars
+    unique_region_ratio: float = ClusterParams.unique_region_ratio
+
+    @property
+    def cluster_params(self) -> ClusterParams:
+        return ClusterParams(self.max_constant_values, self.variable_ratio, self.min_context_tokens, self.min_determined,
+                             self.key_candidates, self.min_context_chars, self.unique_region_ratio)
+
+
 THRESHOLDS = {"max_constant_values": (2, 3, 4, 5, 6, 8), "variable_ratio": (0.3, 0.4, 0.5, 0.6, 0.7),
-              "min_context_tokens": (1, 2, 3, 4, 5)}
-"""The grid each threshold of MineConfig is fitted over."""
+              "min_context_tokens": (1, 2, 3, 4, 5, 99), "min_determined": (1, 2, 3, 99), "key_candidates": (4, 8, 16),
+              "min_context_chars": (8, 12, 16, 999), "unique_region_ratio": (0.2, 0.3, 0.5)}
+"""The grid each threshold is fitted over (99 and 999 turn a mechanism off: key positions, region merges)."""
 
 
 class Scorer:
@@ -184,7 +202,7 @@ class Scorer:
 
 def fit(scorer: Scorer, train: list[str]) -> tuple[MineConfig, list[str]]:
     """The config a developer who saw only ``train`` would fix, and the choices made."""
-    config, choices = MineConfig(), []
+    config, choices = FitConfig(), []
     for name, rules in rule_variants():
         kept = set(config.mask_rules)
         # apply the variant to the rules still kept: drop what it drops, take what it adds
