@@ -249,7 +249,7 @@ def cv_table(cv: dict[str, Any]) -> str:
         out.append(f"| {n} | {r['fold']} | {r['default'].ga:.3f} | {r['default'].pa:.3f} | {r['in_fold'].ga:.3f} | "
                    f"{r['out_of_sample'].ga:.3f} | {r['out_of_sample'].pa:.3f} | {r['drain3'].ga:.3f} |")
     for label, sel in (("fold A", cv["folds"]["A"]), ("fold B", cv["folds"]["B"]), ("all", list(rows))):
-        m = {k: mean([getattr(rows[n][k], "ga") for n in sel]) for k in ("default", "in_fold", "out_of_sample", "drain3")}
+        m = {k: mean([rows[n][k].ga for n in sel]) for k in ("default", "in_fold", "out_of_sample", "drain3")}
         m["pa"] = mean([rows[n]["default"].pa for n in sel])
         m["oos_pa"] = mean([rows[n]["out_of_sample"].pa for n in sel])
         out.append(f"| **mean {label}** | | **{m['default']:.3f}** | {m['pa']:.3f} | {m['in_fold']:.3f} | **{m['out_of_sample']:.3f}** | "

@@ -164,7 +164,7 @@ class TemplateMiner:
     def _unit_for(self, line: str) -> int:
         if self.config.collapse_spaces:
             words = self.masker.mask_words(line)
-            key = masked = " ".join(words)
+            key = " ".join(words)
         else:
             words, key = [], self.masker.mask_lines(line)
         return self._unit_of(words, key, key)
