@@ -10,11 +10,27 @@ Speed: the systems' lines concatenated and repeated to ``--lines`` lines, each p
 process of its own (one after the other), lines/s and the ratio. logmine runs with its caches
 (the default), without its exact-line cache (``line_cache_size=0``: every line is masked, word
 by word with the masked words remembered, and looked up by its masked text) and with no cache at
-all (``mask_cache_size=0`` too: every line masked whole by the rules' regex).
+all (``mask_cache_size=0`` too: every line masked whole by the rules' regex). With ``--fresh``
+every copy after the first gets new values: the digits inside the true template's variables are
+redrawn (same length and kind), so no exact line repeats, as in a big real log. Lines/s are wall
+clock; lines per CPU-second are the process's own time (steadier on a shared machine).
+
+Out of sample (``--cv``): two-fold cross-validation over systems. The systems, sorted by name, are
+dealt alternately into fold A (1st, 3rd, ...) and fold B (2nd, 4th, ...). On each fold a fitting
+procedure fixes the rules and thresholds (backward elimination of the masking rules: a rule, or a
+part of one, stays only when removing it lowers the fold's mean GA; then each threshold of
+the clustering core (``MineConfig``'s and ``ClusterParams``') set to the grid value with the best
+mean GA, the default on ties), and the config
+it fixed is scored on the other fold. In-sample is the default config on every system (it was
+written with all of them in view); out of sample is each system scored by the config fixed on the
+fold it is not in. ``--ablate`` removes one masking rule (or part) at a time from the default
+config and prints its effect on each fold.
 
 Example:
     python bench/loghub.py                       # accuracy + speed (400,000 lines)
     python bench/loghub.py --lines 100000 --json out/bench/loghub.json
+    python bench/loghub.py --cv --ablate --no-speed
+    python bench/loghub.py --no-accuracy --fresh --lines 400000
 """
 
 from __future__ import annotations
@@ -23,10 +39,13 @@ import argparse
 import json
 import os
 import platform
+import random
+import re
 import resource
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +56,8 @@ sys.path.insert(0, str(ROOT))
 import polars as pl  # noqa: E402
 
 from logmine.evaluate import Scores, score  # noqa: E402
+from logmine.masking import DEFAULT_RULES, MaskRule  # noqa: E402
+from logmine.stages.templates.cluster import ClusterParams  # noqa: E402
 from logmine.stages.templates.miner import MineConfig, mine_templates  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "benchmarks" / "loghub-2k"
@@ -117,16 +138,205 @@ def accuracy_tables(result: dict[str, dict[str, dict[str, Scores]]], names: list
     return "\n".join(lines)
 
 
+# -- out of sample: two-fold cross-validation over systems ------------------------------------
+def folds(names: list[str]) -> tuple[list[str], list[str]]:
+    """Fold A: the 1st, 3rd, ... system by sorted name; fold B: the 2nd, 4th, ..."""
+    ordered = sorted(names)
+    return ordered[0::2], ordered[1::2]
+
+
+def rule_variants() -> list[tuple[str, tuple[MaskRule, ...]]]:
+    """The default rules less one rule, or less one part of a rule, each with its name."""
+    rules = list(DEFAULT_RULES)
+    seen: dict[str, int] = {}
+    out = []
+    for i, r in enumerate(rules):
+        seen[r.mask_with] = seen.get(r.mask_with, 0) + 1
+        name = r.mask_with + (f"#{seen[r.mask_with]}" if sum(x.mask_with == r.mask_with for x in rules) > 1 else "")
+        out.append((f"no {name}", tuple(rules[:i] + rules[i + 1 :])))
+        for part, cut in RULE_PARTS.get(r.mask_with, ()):
+            if cut in r.pattern:
+                reduced = MaskRule(pattern=r.pattern.replace(cut, ""), mask_with=r.mask_with)
+                out.append((f"{name} without {part}", tuple(rules[:i] + [reduced] + rules[i + 1 :])))
+    return out
+
+
+RULE_PARTS = {"NUM": [("its byte unit", "(?: ?(?:[KMGTP]i?B|B|bytes)\\b)?")],
+              "ID": [("its version-number exception", "(?![A-Za-z]+\\d{1,2}(?![A-Za-z0-9_]))")]}
+"""Parts of a default rule that the ablation removes on their own (the regex text cut out)."""
+
+@dataclass(frozen=True)
+class FitConfig(MineConfig):
+    """MineConfig with every threshold of the clustering core open to fitting."""
+
+    min_determined: int = ClusterParams.min_determined
+    key_candidates: int = ClusterParams.key_candidates
+    min_context_chars: int = ClusterParams.min_context_chars
+    unique_region_ratio: float = ClusterParams.unique_region_ratio
+
+    @property
+    def cluster_params(self) -> ClusterParams:
+        fields = ("max_constant_values", "variable_ratio", "min_context_tokens", "min_determined", "key_candidates",
+                  "min_context_chars", "unique_region_ratio")
+        return ClusterParams(**{f: getattr(self, f) for f in fields})
+
+
+THRESHOLDS = {"max_constant_values": (2, 3, 4, 5, 6, 8), "variable_ratio": (0.3, 0.4, 0.5, 0.6, 0.7),
+              "min_context_tokens": (1, 2, 3, 4, 5, 99), "min_determined": (1, 2, 3, 99), "key_candidates": (4, 8, 16),
+              "min_context_chars": (8, 12, 16, 999), "unique_region_ratio": (0.2, 0.3, 0.5)}
+"""The grid each threshold is fitted over (99 and 999 turn a mechanism off: key positions, region merges)."""
+
+
+class Scorer:
+    """GA/PA of a config on a system, each computed once."""
+
+    def __init__(self, data: Path, names: list[str]) -> None:
+        self.sets = {n: load(data, n) for n in names}
+        self._memo: dict[tuple[MineConfig, str], Scores] = {}
+
+    def __call__(self, config: MineConfig, name: str) -> Scores:
+        key = (config, name)
+        if key not in self._memo:
+            lines, corrected, _ = self.sets[name]
+            self._memo[key] = score(corrected, *run_logmine(lines, config))
+        return self._memo[key]
+
+    def mean_ga(self, config: MineConfig, names: list[str]) -> float:
+        return mean([self(config, n).ga for n in names])
+
+
+def fit(scorer: Scorer, train: list[str]) -> tuple[MineConfig, list[str]]:
+    """The config a developer who saw only ``train`` would fix, and the choices made."""
+    config, choices = FitConfig(), []
+    for name, rules in rule_variants():
+        kept = set(config.mask_rules)
+        # apply the variant to the rules still kept: drop what it drops, take what it adds
+        candidate = replace(config, mask_rules=tuple(r for r in rules if r in kept or r not in DEFAULT_RULES))
+        if candidate.mask_rules != config.mask_rules and scorer.mean_ga(candidate, train) >= scorer.mean_ga(config, train):
+            config = candidate
+            choices.append(name)
+    for knob, grid in THRESHOLDS.items():
+        best = max(grid, key=lambda v: (round(scorer.mean_ga(replace(config, **{knob: v}), train), 6), v == getattr(config, knob)))
+        if best != getattr(config, knob):
+            choices.append(f"{knob}={best}")
+            config = replace(config, **{knob: best})
+    return config, choices
+
+
+def cross_validate(data: Path, names: list[str]) -> dict[str, Any]:
+    scorer = Scorer(data, names)
+    a, b = folds(names)
+    fitted = {"A": fit(scorer, a), "B": fit(scorer, b)}
+    rows = {}
+    for n in names:
+        own, other = ("A", "B") if n in a else ("B", "A")
+        lines, corrected, _ = scorer.sets[n]
+        drain = score(corrected, *run_drain3(lines))
+        rows[n] = {"fold": own, "default": scorer(MineConfig(), n), "in_fold": scorer(fitted[own][0], n),
+                   "out_of_sample": scorer(fitted[other][0], n), "drain3": drain}
+    return {"folds": {"A": a, "B": b}, "choices": {k: v[1] for k, v in fitted.items()}, "rows": rows}
+
+
+def cv_table(cv: dict[str, Any]) -> str:
+    rows = cv["rows"]
+    out = ["Two-fold cross-validation over systems (corrected labels). Fold A: " + ", ".join(cv["folds"]["A"])
+           + "; fold B: " + ", ".join(cv["folds"]["B"]) + ".", ""]
+    for fold, choices in cv["choices"].items():
+        out.append(f"Fixed on fold {fold}: " + (", ".join(choices) if choices else "the default config unchanged") + ".")
+    out += ["", "| system | fold | default GA (in-sample) | default PA | fitted on own fold GA | fitted on other fold GA (out of sample) | PA | Drain3 default GA |",
+            "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for n, r in rows.items():
+        out.append(f"| {n} | {r['fold']} | {r['default'].ga:.3f} | {r['default'].pa:.3f} | {r['in_fold'].ga:.3f} | "
+                   f"{r['out_of_sample'].ga:.3f} | {r['out_of_sample'].pa:.3f} | {r['drain3'].ga:.3f} |")
+    for label, sel in (("fold A", cv["folds"]["A"]), ("fold B", cv["folds"]["B"]), ("all", list(rows))):
+        m = {k: mean([rows[n][k].ga for n in sel]) for k in ("default", "in_fold", "out_of_sample", "drain3")}
+        m["pa"] = mean([rows[n]["default"].pa for n in sel])
+        m["oos_pa"] = mean([rows[n]["out_of_sample"].pa for n in sel])
+        out.append(f"| **mean {label}** | | **{m['default']:.3f}** | {m['pa']:.3f} | {m['in_fold']:.3f} | **{m['out_of_sample']:.3f}** | "
+                   f"{m['oos_pa']:.3f} | {m['drain3']:.3f} |")
+    return "\n".join(out) + "\n"
+
+
+def ablation(data: Path, names: list[str]) -> list[dict[str, Any]]:
+    scorer = Scorer(data, names)
+    a, b = folds(names)
+    base = MineConfig()
+    out = []
+    for name, rules in [("default", base.mask_rules), *rule_variants()]:
+        config = replace(base, mask_rules=rules)
+        out.append({"variant": name, "A": scorer.mean_ga(config, a), "B": scorer.mean_ga(config, b),
+                    "all": scorer.mean_ga(config, names),
+                    "moved": {n: round(scorer(config, n).ga - scorer(base, n).ga, 3) for n in names
+                              if abs(scorer(config, n).ga - scorer(base, n).ga) >= 0.0005}})
+    return out
+
+
+def ablation_table(rows: list[dict[str, Any]]) -> str:
+    base = rows[0]
+    out = ["Ablation: the default config less one masking rule (or part), mean GA per fold (corrected labels):", "",
+           "| variant | fold A | fold B | all | systems that move (GA change) |", "|---|---:|---:|---:|---|"]
+    for r in rows:
+        moved = ", ".join(f"{n} {d:+.3f}" for n, d in r["moved"].items()) if r is not base else ""
+        out.append(f"| {r['variant']} | {r['A']:.3f} ({r['A'] - base['A']:+.3f}) | {r['B']:.3f} ({r['B'] - base['B']:+.3f}) | "
+                   f"{r['all']:.3f} | {moved} |")
+    return "\n".join(out) + "\n"
+
+
 # -- speed -----------------------------------------------------------------------------------
-def speed_lines(data: Path, names: list[str], n: int) -> list[str]:
-    base = [line for name in names for line in load(data, name)[0]]
-    return (base * (n // len(base) + 1))[:n]
+def speed_lines(data: Path, names: list[str], n: int, fresh: bool = False) -> list[str]:
+    """The systems' lines repeated to ``n``; with ``fresh``, every copy after the first gets new
+    values (:func:`fresh_values`), as in a big real log."""
+    base = [(line, template) for name in names for line, template in zip(*load(data, name)[:2])]
+    if not fresh:
+        lines = [line for line, _ in base]
+        return (lines * (n // len(lines) + 1))[:n]
+    rng = random.Random(0)
+    spans = [variable_spans(line, template) for line, template in base]
+    out = [line for line, _ in base[:n]]
+    while len(out) < n:
+        out.extend(fresh_values(line, s, rng) for (line, _), s in zip(base[: n - len(out)], spans))
+    return out
 
 
-def speed_worker(parser: str, data: Path, n: int) -> dict[str, Any]:
+def variable_spans(line: str, template: str) -> list[tuple[int, int]]:
+    """Where the true template's ``<*>`` fall in ``line`` (none when the template does not match it)."""
+    parts = [r"\s*".join(re.escape(w) for w in p.split()) + (r"\s*" if p.endswith(" ") else "") for p in re.split(r"<\*>", template)]
+    parts = [(r"\s*" if p.startswith(" ") else "") + q for p, q in zip(re.split(r"<\*>", template), parts)]
+    m = re.fullmatch("(.*?)".join(parts), line, re.DOTALL) if template else None
+    return [m.span(g) for g in range(1, (m.lastindex or 0) + 1)] if m else []
+
+
+_VALUE = re.compile(r"0[xX][0-9a-fA-F]+|[0-9a-fA-F]*\d[0-9a-fA-F]*")
+
+
+def fresh_values(line: str, spans: list[tuple[int, int]], rng: random.Random) -> str:
+    """``line`` with new random values in its variables (``spans``): each run of digits (or of hex
+    digits holding a digit) is redrawn with the same length and kind (a decimal stays decimal, hex
+    keeps its case), so an IP stays an IP, a block id a block id, and the line keeps its template."""
+
+    def draw(m: re.Match[str]) -> str:
+        text = m.group(0)
+        prefix, body = (text[:2], text[2:]) if text[:2] in ("0x", "0X") else ("", text)
+        if body.isdigit():
+            alphabet = "0123456789"
+        else:
+            alphabet = "0123456789ABCDEF" if any(c in "ABCDEF" for c in body) else "0123456789abcdef"
+        drawn = "".join(rng.choice(alphabet) for _ in body)
+        if len(body) > 1 and body[0] != "0" and drawn[0] == "0":
+            drawn = rng.choice(alphabet[1:]) + drawn[1:]  # keep the length of a number
+        return prefix + drawn
+
+    out, at = [], 0
+    for a, b in spans:
+        out += [line[at:a], _VALUE.sub(draw, line[a:b])]
+        at = b
+    return "".join(out) + line[at:]
+
+
+def speed_worker(parser: str, data: Path, n: int, fresh: bool = False) -> dict[str, Any]:
     """Time one parser over the repeated lines (run in a process of its own)."""
-    lines = speed_lines(data, systems(data), n)
-    started = time.perf_counter()
+    lines = speed_lines(data, systems(data), n, fresh)
+    started, cpu = time.perf_counter(), time.process_time()
     if parser == "drain3":
         miner = drain3_miner()
         for line in lines:
@@ -136,28 +346,32 @@ def speed_worker(parser: str, data: Path, n: int) -> dict[str, Any]:
         config = {"logmine-no-line-cache": MineConfig(line_cache_size=0),
                   "logmine-no-caches": MineConfig(line_cache_size=0, mask_cache_size=0)}.get(parser, MineConfig())
         templates = len(mine_templates(lines, config).templates)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"parser": parser, "lines": n, "seconds": round(seconds, 3), "lines_per_s": round(n / seconds), "templates": templates,
-            "peak_rss_mb": round(rss_mb)}
+    return {"parser": parser, "lines": n, "fresh": fresh, "seconds": round(seconds, 3), "lines_per_s": round(n / seconds),
+            "cpu_seconds": round(cpu, 3), "lines_per_cpu_s": round(n / cpu),
+            "templates": templates, "peak_rss_mb": round(rss_mb)}
 
 
-def speed(data: Path, n: int) -> list[dict[str, Any]]:
+def speed(data: Path, n: int, fresh: bool = False) -> list[dict[str, Any]]:
     out = []
     for parser in SPEED_PARSERS:
-        proc = subprocess.run([sys.executable, __file__, "--data", str(data), "--speed-worker", parser, "--lines", str(n)],
-                              check=True, capture_output=True, text=True)
+        cmd = [sys.executable, __file__, "--data", str(data), "--speed-worker", parser, "--lines", str(n)]
+        proc = subprocess.run(cmd + (["--fresh"] if fresh else []), check=True, capture_output=True, text=True)
         out.append(json.loads(proc.stdout))
-        print(f"  {parser}: {out[-1]['lines_per_s']:,} lines/s", file=sys.stderr)
+        print(f"  {parser}{' (fresh values)' if fresh else ''}: {out[-1]['lines_per_s']:,} lines/s", file=sys.stderr)
     return out
 
 
 def speed_table(rows: list[dict[str, Any]]) -> str:
     drain = next(r for r in rows if r["parser"] == "drain3")["lines_per_s"]
-    lines = [f"Speed, {rows[0]['lines']:,} lines (the 12 systems' lines repeated), one process each:", "",
-             "| parser | lines/s | ratio to Drain3 | seconds | templates | peak RSS MB |", "|---|---:|---:|---:|---:|---:|"]
+    what = "new values in every copy" if rows[0].get("fresh") else "the same lines repeated"
+    lines = [f"Speed, {rows[0]['lines']:,} lines (the 12 systems' lines, {what}), one process each:", "",
+             "| parser | lines/s | ratio to Drain3 | seconds | lines per CPU-second | templates | peak RSS MB |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| {r['parser']} | {r['lines_per_s']:,} | {r['lines_per_s'] / drain:.2f}x | {r['seconds']} | {r['templates']} | {r['peak_rss_mb']} |")
+        lines.append(f"| {r['parser']} | {r['lines_per_s']:,} | {r['lines_per_s'] / drain:.2f}x | {r['seconds']} | {r['lines_per_cpu_s']:,} | "
+                     f"{r['templates']} | {r['peak_rss_mb']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -167,11 +381,14 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=400_000, help="lines for the speed run")
     parser.add_argument("--no-speed", action="store_true", help="accuracy only")
     parser.add_argument("--no-accuracy", action="store_true", help="speed only")
+    parser.add_argument("--fresh", action="store_true", help="speed on lines with new values in every copy (no exact line repeats)")
+    parser.add_argument("--cv", action="store_true", help="also two-fold cross-validation over systems (out of sample)")
+    parser.add_argument("--ablate", action="store_true", help="also the default config less one masking rule at a time")
     parser.add_argument("--json", type=Path, help="also write every figure here")
     parser.add_argument("--speed-worker", choices=SPEED_PARSERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.speed_worker:
-        print(json.dumps(speed_worker(args.speed_worker, args.data, args.lines)))
+        print(json.dumps(speed_worker(args.speed_worker, args.data, args.lines, args.fresh)))
         return
     if not args.data.is_dir():
         parser.error(f"{args.data}: no such directory (use --data)")
@@ -182,8 +399,16 @@ def main() -> None:
         result = accuracy(args.data, names)
         print(accuracy_tables(result, names))
         report["accuracy"] = {p: {n: {lab: s.to_json() for lab, s in v.items()} for n, v in sys_.items()} for p, sys_ in result.items()}
+    if args.cv:
+        cv = cross_validate(args.data, names)
+        print(cv_table(cv))
+        report["cv"] = {**cv, "rows": {n: {k: (v.to_json() if isinstance(v, Scores) else v) for k, v in r.items()} for n, r in cv["rows"].items()}}
+    if args.ablate:
+        rows_ = ablation(args.data, names)
+        print(ablation_table(rows_))
+        report["ablation"] = rows_
     if not args.no_speed:
-        rows = speed(args.data, args.lines)
+        rows = speed(args.data, args.lines, args.fresh)
         print(speed_table(rows))
         report["speed"] = rows
     if args.json:

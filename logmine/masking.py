@@ -97,6 +97,30 @@ def matches_no_whitespace(rule: MaskRule) -> bool:
     return _SPACEY.search(plain) is None
 
 
+DIGIT_SHAPE = bytes.maketrans(b"123456789", b"000000000")
+"""The digit shape of a text (every ASCII digit written 0) is its UTF-8 bytes translated by this
+table (:func:`digit_shape`): 20x faster than ``str.translate``, and UTF-8 writes no other
+character with a digit's byte."""
+_QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?\}")
+_ANY_DIGIT = re.compile(r"\d")
+_ASCII_DIGIT = re.compile(r"[0-9]")
+
+
+def digit_shape(text: str) -> bytes:
+    """``text`` with every ASCII digit written 0, as UTF-8 bytes (lone surrogates kept)."""
+    return text.encode("utf-8", "surrogatepass").translate(DIGIT_SHAPE)
+
+
+def digit_blind(rule: MaskRule) -> bool:
+    """Whether ``rule`` treats the ten digits alike (read conservatively: no digit in its pattern
+    but in ``\\d``-like escapes, ``0-9`` ranges and ``{m,n}`` counts), so it matches a text and
+    the text's digit shape at the same places."""
+    if rule in _DEFAULT_SET:
+        return True
+    plain = _QUANTIFIER.sub("", rule.pattern.replace("0-9", ""))
+    return _ANY_DIGIT.search(plain) is None
+
+
 class Masker:
     """Replaces every match of the rules by a wildcard (``<*>``, or ``<NAME>`` when ``typed``).
 
@@ -155,6 +179,12 @@ class Masker:
         return self._mask_token.sub(one, text)
 
     @cached_property
+    def digit_blind(self) -> bool:
+        """Whether every rule treats the ten digits alike (:func:`digit_blind`): a text whose
+        digit shape masks to a text with no digit left then masks to that same text."""
+        return all(digit_blind(r) for r in self.rules)
+
+    @cached_property
     def piecewise(self) -> bool:
         """Whether texts may be masked piece by piece (no rule matches whitespace, except the
         default rules' date-time and number-unit pairs, which send their text to :meth:`mask`)."""
@@ -173,12 +203,21 @@ class Masker:
             self._pieces[piece] = out
         return out
 
+    def _word(self, word: str) -> str:
+        """A word not remembered: masked by way of its digit shape when the rules allow (a new
+        number of a known shape costs no regex), else by itself."""
+        if not self.digit_blind:
+            return self._piece(word)
+        shape = word.encode("utf-8", "surrogatepass").translate(DIGIT_SHAPE).decode("utf-8", "surrogatepass")
+        out = self._piece(shape)
+        return self._piece(word) if _ASCII_DIGIT.search(out) else out
+
     def mask_words(self, text: str) -> list[str]:
         """The masked words of ``text`` (split at whitespace runs), as ``masked(text).split()``."""
         if not self.piecewise or _CROSS_SPACE.search(text):
             return self.masked(text).split()
-        get, piece = self._pieces.get, self._piece
-        return [get(w) or piece(w) for w in text.split()]
+        get, word = self._pieces.get, self._word
+        return [get(w) or word(w) for w in text.split()]
 
     def mask_lines(self, text: str) -> str:
         """``masked(text)``, worked out line by line."""

@@ -93,3 +93,40 @@ def test_shards_merge_into_the_single_run(lines: list[str], cut: int) -> None:
     whole = mine_templates(lines)
     merged = merge_results(mine_templates(lines[:cut]), mine_templates(lines[cut:]))
     assert merged.templates == whole.templates and merged.assignments == whole.assignments
+
+
+def _redraw_digits(text: str, rnd: random.Random) -> str:
+    return "".join(rnd.choice("0123456789") if c.isascii() and c.isdigit() else c for c in text)
+
+
+DIGIT_RULE_SETS = [(), ({"pattern": r"req-[a-z]+", "mask_with": "REQ"},), ({"pattern": r"v[1-3]", "mask_with": "V"},),
+                   ({"pattern": r"x\d{2}", "mask_with": "X"},)]
+
+
+@SETTINGS
+@example(["eth0 up", "eth1 up", "port 22 open", "port 80 open", "v1 v2 v3"], ({"pattern": r"v[1-3]", "mask_with": "V"},), False, random.Random(0))
+@given(st.lists(spaced, min_size=1, max_size=8), st.sampled_from(DIGIT_RULE_SETS), st.booleans(), st.randoms(use_true_random=False))
+def test_masking_by_digit_shape_equals_masking_whole(
+    texts: list[str], extra: tuple[dict[str, str], ...], typed: bool, rnd: random.Random
+) -> None:
+    """Each text and a twin with other digits: the word masked by way of its digit shape (found
+    for the first) is the word masked alone, and a rule that tells digits apart turns it off."""
+    masker = Masker(build_rules(extra), typed=typed)
+    assert masker.digit_blind == all("[1-3]" not in r["pattern"] for r in extra)
+    for text in texts:
+        for t in (text, _redraw_digits(text, rnd)):
+            assert masker.mask_words(t) == masker.masked(t).split()
+
+
+@SETTINGS
+@given(logs, st.sampled_from(DIGIT_RULE_SETS), st.randoms(use_true_random=False))
+def test_lines_remembered_by_digit_shape_mine_as_without_caches(
+    lines: list[str], extra: tuple[dict[str, str], ...], rnd: random.Random
+) -> None:
+    """Lines and their twins with other digits mine the same with the line and word caches as
+    with none (every line masked whole)."""
+    lines = lines + [_redraw_digits(line, rnd) for line in lines]
+    rules = build_rules(extra)
+    cached = mine_templates(lines, MineConfig(mask_rules=rules))
+    plain = mine_templates(lines, MineConfig(mask_rules=rules, line_cache_size=0, mask_cache_size=0))
+    assert cached.templates == plain.templates and cached.assignments == plain.assignments

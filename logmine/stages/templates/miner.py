@@ -21,14 +21,16 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from logmine.masking import DEFAULT_RULES, WILDCARD, Masker, MaskRule
+from logmine.masking import DEFAULT_RULES, DIGIT_SHAPE, WILDCARD, Masker, MaskRule
 from logmine.hashing import content_id
 from logmine.stages.templates.anchors import Hosts, is_pattern
 from logmine.stages.templates.cluster import ClusterParams, Group, cluster, collapse_wildcards
 from logmine.stages.templates.state import MinerState, group_text, split_tokens
 
 log = logging.getLogger(__name__)
+_DIGIT = re.compile(r"[0-9]")
 
 ProgressFn = Callable[[str, int, int], None]
 Regroup = Callable[[list[Group], "MinerState"], list[Group]]
@@ -56,7 +58,9 @@ class MineConfig:
     max_unit_tokens: int = 5_000_000
     """Tokens held over all signatures before a consolidation (bounds memory for long prompts)."""
     line_cache_size: int = 100_000
-    """Exact lines remembered with their signature (repeated lines skip masking); 0 turns it off."""
+    """Lines remembered with their signature (a line seen before skips masking); 0 turns it off.
+    Log lines are remembered by their digit shape (every digit written 0), so a line that differs
+    from one seen only in its numbers' digits is seen before, when those digits are all masked."""
     mask_cache_size: int = 200_000
     """Masked words (log lines) or masked lines (prompts) remembered; 0 masks every text whole."""
 
@@ -99,6 +103,8 @@ class TemplateMiner:
         self.state = MinerState()
         self._index: dict[str, int] = {}
         self._cache: dict[str, int] = {}
+        self._shapes: dict[bytes, int] = {}
+        self._by_shape = self.config.collapse_spaces and self.config.line_cache_size > 0 and self.masker.digit_blind
         self._templates: dict[tuple[int, str], list[int]] = {}
         self._regex: dict[int, re.Pattern[str]] = {}
         self._hosts: Hosts | None = None
@@ -108,17 +114,42 @@ class TemplateMiner:
     # -- streaming -------------------------------------------------------------------------
     def add(self, line: str) -> int:
         """Add one line; return its unit (a provisional cluster id)."""
-        u = self._cache.get(line)
-        if u is None:
-            u = self._unit_for(line)
-            if self.config.line_cache_size:
-                if len(self._cache) >= self.config.line_cache_size:
-                    self._cache.clear()
-                self._cache[line] = u
+        if self._by_shape:
+            shape = line.encode("utf-8", "surrogatepass").translate(DIGIT_SHAPE)  # digit_shape(line), inlined
+            u = self._shapes.get(shape)
+            if u is None:
+                u = self._cache.get(line)
+                if u is None:
+                    u = self._unit_for_shape(line, shape)
+        else:
+            u = self._cache.get(line)
+            if u is None:
+                u = self._unit_for(line)
+                self._remember(self._cache, line, u)
         state = self.state
         state.weights[u] += 1
         state.line_units.append(u)
         self.lines += 1
+        return u
+
+    def _remember(self, cache: dict[Any, int], key: Any, u: int) -> None:
+        if self.config.line_cache_size:
+            if len(cache) >= self.config.line_cache_size:
+                cache.clear()
+            cache[key] = u
+
+    def _unit_for_shape(self, line: str, shape: bytes) -> int:
+        """The unit of ``line`` worked out from its digit shape when the shape masks to a text
+        with no digit left (then the line masks to that same text: the rules treat digits alike);
+        else from the line itself, remembered as it is."""
+        words = self.masker.mask_words(shape.decode("utf-8", "surrogatepass"))
+        key = " ".join(words)
+        if _DIGIT.search(key) is None:
+            u = self._unit_of(words, key, key)
+            self._remember(self._shapes, shape, u)
+        else:
+            u = self._unit_for(line)
+            self._remember(self._cache, line, u)
         return u
 
     def add_all(self, lines: Iterable[str], progress: ProgressFn | None = None, total: int = 0) -> None:
@@ -133,9 +164,12 @@ class TemplateMiner:
     def _unit_for(self, line: str) -> int:
         if self.config.collapse_spaces:
             words = self.masker.mask_words(line)
-            key = masked = " ".join(words)
+            key = " ".join(words)
         else:
-            key = masked = self.masker.mask_lines(line)
+            words, key = [], self.masker.mask_lines(line)
+        return self._unit_of(words, key, key)
+
+    def _unit_of(self, words: list[str], key: str, masked: str) -> int:
         u = self._index.get(key)
         if u is not None:
             return u
@@ -200,6 +234,7 @@ class TemplateMiner:
         self._regex = {}
         self._index = {}
         self._cache = {}
+        self._shapes = {}
         self._held_tokens = sum(len(state.tokens[u]) for u in state.live())
         state.compactions += 1
         log.debug("compaction %d: %d templates", state.compactions, len(groups))
