@@ -237,3 +237,12 @@ def test_each_turn_of_a_chat_is_read_on_its_own() -> None:
     alone = SLOT.sub(r"{\1}", skeleton("user: ```src/acme/parse.py\nx = 1\n```\nuser: Fix it", {}, SlotStore()))
     assert alone == "user: ```src/acme/parse.py\n{code}\n```\nuser: Fix it"
 
+
+def test_the_text_before_a_suffix_sentinel_with_no_prefix_sentinel_is_the_prefix() -> None:
+    """``{prefix}<|fim_suffix|>{suffix}<|fim_middle|>`` logged without its record values: the text
+    up to the suffix sentinel is code whatever its first lines read like."""
+    prompt = "Return the parsed header of the message.\n    header = read(fh)\n    return header<|fim_suffix|>\n\nprint(1)<|fim_middle|>"
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == "{code}<|fim_suffix|>{code}<|fim_middle|>"
+    # with a prefix sentinel the rule is the old one: an instruction before it stays text
+    chat = "Complete the code.\n<|fim_prefix|>x = 1<|fim_suffix|>\ny = 2<|fim_middle|>"
+    assert SLOT.sub(r"{\1}", skeleton(chat, {}, SlotStore())).startswith("Complete the code.\n<|fim_prefix|>{code}")
