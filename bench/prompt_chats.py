@@ -31,7 +31,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prompt_logs import MARK, CodeCorpus, Record, instruction, other_path, render, skeleton_key, value_for
+from prompt_logs import (
+    MARK,
+    CodeCorpus,
+    Record,
+    instruction,
+    other_path,
+    render,
+    skeleton_key,
+    value_for,
+)
 
 SYSTEM_MIN_CHARS = 600
 """A template this long may open other chats as their system prompt."""
