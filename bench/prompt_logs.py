@@ -284,4 +284,7 @@ def write_logs(recs: list[Record], out: Path, seed: int = 0) -> list[tuple[str, 
     finally:
         for h in handles.values():
             h.close()
+        for kind, p in files.items():
+            if not counts[kind]:
+                p.unlink()  # a fold without edit templates writes no edit file (ingest would call it unrecognised)
     return where

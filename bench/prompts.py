@@ -7,12 +7,19 @@ the bundled embedding model unless ``--no-embeddings``). The truth of a request 
 template's skeleton (templates that render the same count as one). Reported: GA and FGA of the
 mined templates and of the merged families, and the template counts against the truth.
 
+Shapes (``--shape``): ``records`` as above; ``chat``, a Continue chat log (``continue-llm``) whose
+chats join a system prompt, attached files and the user's turn, with placeholder values that are
+words (bench/prompt_chats.py); ``both``. Folds (``--folds``): the templates split by source
+assistant (``FOLDS``: A Continue, B Tabby + Cody), each fold rendered, ingested and mined on its
+own; rules are developed on fold A (in sample) and scored on fold B too (out of sample).
+
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
 in one process (``LOGMINE_THREADS`` threads for the embeddings); wall time, the time the
 generator alone takes, peak RSS and the number of embeddings computed.
 
 Example:
     python bench/prompts.py --per-template 60
+    python bench/prompts.py --folds --shape both --per-template 30
     python bench/prompts.py --scale 1000000 --workers 1 --json out/bench/prompts-scale.json
 """
 
@@ -38,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import polars as pl  # noqa: E402
+from prompt_chats import chat_records, write_chat_log  # noqa: E402
 from prompt_logs import MARK, Record, load_templates, records, write_logs  # noqa: E402
 
 from logmine.evaluate import score  # noqa: E402
@@ -45,15 +53,44 @@ from logmine.evaluate import score  # noqa: E402
 DEFAULT_TEMPLATES = ROOT.parent / "shared" / "benchmarks" / "prompt-templates" / "templates.jsonl"
 
 
-def accuracy(templates: Path, per_template: int, seed: int, embeddings: bool, model: str | None, requests: str = "fixed") -> dict[str, Any]:
+FOLDS = {
+    "A": ("continuedev/continue",),
+    "B": ("TabbyML/tabby", "TabbyML/registry-tabby", "sourcegraph/sourcegraph-public-snapshot"),
+}
+"""The 2-fold split of the templates by source assistant: A is Continue's (43 templates), B
+Tabby's, its model registry's and Cody's (31). From issue 15 on, rules are developed looking at
+fold A's prompts only (in sample); fold B is scored, never looked into (out of sample). Rules
+before issue 15 were developed on all 74."""
+DEV_FOLD = "A"
+
+
+def fold_rows(rows: list[dict[str, Any]], fold: str | None) -> list[dict[str, Any]]:
+    """The templates of one fold (all for None)."""
+    if fold is None:
+        return rows
+    return [r for r in rows if r["source"].split(":")[0] in FOLDS[fold]]
+
+
+def accuracy(
+    templates: Path, per_template: int, seed: int, embeddings: bool, model: str | None, requests: str = "fixed",
+    fold: str | None = None, shape: str = "records",
+) -> dict[str, Any]:
+    """Render, log, ingest and mine one fold's templates (all of them for None); score the result.
+    ``shape``: ``records`` (native JSONL and Continue dev data, records carrying their values) or
+    ``chat`` (a Continue chat log of joined templates with word values, :mod:`prompt_chats`)."""
     from logmine.stages.ingest.core import ingest
     from logmine.stages.templates.tables import TemplatesConfig, run
     from logmine.workspace import Workspace
 
-    rows = load_templates(templates)
-    recs: list[Record] = list(records(rows, per_template, seed, requests=requests))
+    rows = fold_rows(load_templates(templates), fold)
     with tempfile.TemporaryDirectory() as tmp:
-        where = write_logs(recs, Path(tmp) / "logs", seed)
+        if shape == "chat":
+            chats = list(chat_records(rows, per_template, seed, requests=requests))
+            recs: list[Record] = [r for r, _ in chats]
+            where = write_chat_log(chats, Path(tmp) / "logs", seed)
+        else:
+            recs = list(records(rows, per_template, seed, requests=requests))
+            where = write_logs(recs, Path(tmp) / "logs", seed)
         ingested = ingest([Path(tmp) / "logs"], Path(tmp) / "ws")
         started = time.perf_counter()
         report = run(Path(tmp) / "ws", TemplatesConfig(embeddings=embeddings, embedding_model=model))
@@ -74,8 +111,9 @@ def accuracy(templates: Path, per_template: int, seed: int, embeddings: bool, mo
     truth_dedup = merge_near_duplicates(skeletons, SentenceEmbedder(model) if embeddings else None, DedupConfig(), Counter(truth))
     truth_fam = [truth_dedup.family_of[t] for t in truth]
     famf = score(truth_fam, [m[1] or "none" for m in mined])
-    by_format = Counter(Path(f).parent.name for f, _ in where)
+    by_format = Counter("continue-llm" if shape == "chat" else Path(f).parent.name for f, _ in where)
     return {
+        "fold": fold or "all", "sample": "in" if fold == DEV_FOLD else ("out" if fold else "all"), "shape": shape,
         "records": len(recs), "requests": requests, "templates_in_file": len(rows), "truth_templates": len(set(truth)), "formats": dict(by_format),
         "lines_rejected": ingested.lines_rejected, "unassigned": sum(m[0] is None for m in mined),
         "mined_templates": report.templates, "families": report.families, "embedding_model": report.embedding_model,
@@ -101,6 +139,21 @@ def accuracy_table(r: dict[str, Any]) -> str:
         f"({r['families_vs_truth_families']:+.1%}) | {r['families_ga_vs_truth_families']:.3f} | {r['families_fga_vs_truth_families']:.3f} |",
         "",
     ])
+
+
+def folds_table(results: list[dict[str, Any]]) -> str:
+    """One line per fold and shape: GA and template counts against the truth, in and out of sample."""
+    lines = [
+        f"Folds by source assistant (A: {', '.join(FOLDS['A'])}; B: {', '.join(FOLDS['B'])}); rules developed on fold {DEV_FOLD}.", "",
+        "| shape | fold | sample | truth | mined templates (vs truth) | GA | families (vs truth) | GA after merging |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['shape']} | {r['fold']} | {r['sample']} | {r['truth_templates']} | {r['mined_templates']} "
+            f"({r['mined_templates'] / r['truth_templates'] - 1:+.0%}) | {r['templates_ga']:.3f} | {r['families']} "
+            f"({r['families_vs_truth']:+.0%}) | {r['families_ga']:.3f} |")
+    return "\n".join(lines + [""])
 
 
 # -- scale -----------------------------------------------------------------------------------
@@ -195,6 +248,11 @@ def main() -> None:
     parser.add_argument("--no-accuracy", action="store_true")
     parser.add_argument("--requests", choices=("fixed", "varied"), default="fixed",
                         help="users' requests from fixed word lists, or half of them about names in the code")
+    parser.add_argument("--folds", action="store_true",
+                        help="score each fold of the split by source assistant (FOLDS) on its own, in and out of sample")
+    parser.add_argument("--shape", choices=("records", "chat", "both"), default="records",
+                        help="records carrying their values (native + Continue dev data), or a Continue chat log of joined "
+                             "templates with word values (bench/prompt_chats.py)")
     parser.add_argument("--json", type=Path, help="also write every figure here")
     parser.add_argument("--scale-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -206,9 +264,16 @@ def main() -> None:
         parser.error(f"{args.templates}: no such file (use --templates)")
     report: dict[str, Any] = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"}
     print(f"## templates: prompt logs\n\nMachine: {report['machine']}.\n")
-    if not args.no_accuracy:
-        report["accuracy"] = accuracy(args.templates, args.per_template, args.seed, embeddings, args.embedding_model, args.requests)
-        print(accuracy_table(report["accuracy"]))
+    shapes = ("records", "chat") if args.shape == "both" else (args.shape,)
+    if not args.no_accuracy and not args.folds:
+        for shape in shapes:
+            report[f"accuracy_{shape}" if shape != "records" else "accuracy"] = r = accuracy(
+                args.templates, args.per_template, args.seed, embeddings, args.embedding_model, args.requests, shape=shape)
+            print(accuracy_table(r))
+    if not args.no_accuracy and args.folds:
+        report["folds"] = [accuracy(args.templates, args.per_template, args.seed, embeddings, args.embedding_model, args.requests,
+                                    fold=fold, shape=shape) for shape in shapes for fold in FOLDS]
+        print(folds_table(report["folds"]))
     if args.scale:
         cmd = [sys.executable, __file__, "--scale-worker", "--scale", str(args.scale), "--size", str(args.size), "--seed", str(args.seed),
                "--templates", str(args.templates), "--workers", str(args.workers), "--requests", args.requests] + (["--no-embeddings"] if not embeddings else []) + (

@@ -40,10 +40,29 @@ def test_a_rare_prompt_joins_the_frequent_template_that_matches_it() -> None:
     assert all(prompt_template_regex(template).match(r["prompt"]) for r in records)
 
 
-def test_only_a_frequent_template_with_enough_static_text_absorbs() -> None:
+def test_sentinels_are_static_text_of_a_few_prompts_too() -> None:
+    # 4 prompts are too few to take in the odd one as a stray, but the sentinels all 5 hold, in the
+    # same order with values between, are their static text: one template by its anchors
     odd = "This module reads the configuration of the server.\nIt is the first file the server opens.\n"
-    result = mine_prompts(fim_records(CODE[:4] + [odd]))  # 4 prompts: not frequent enough to take in the odd one
-    assert len(set(result.assignments)) == 2
+    records = fim_records(CODE[:4] + [odd])
+    result = mine_prompts(records)
+    assert len(set(result.assignments)) == 1
+    template = result.templates[result.assignments[0]]
+    assert template == "{code}<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>"
+    assert all(prompt_template_regex(template).match(r["prompt"]) for r in records)
+
+
+def test_sentinels_on_a_line_are_anchors_wherever_the_values_start() -> None:
+    """A repository-level prompt whose prefix starts on the sentinel's line in some prompts and on
+    the next line in others: one template (the sentinels anchor it, not the whole line)."""
+    records = []
+    for n, code in enumerate(CODE * 2):
+        prefix = ("\n" if n % 2 else "") + code
+        records.append({"prompt": f"<|repo_name|>acme/tool{n}\n<|file_sep|>src/m{n}.py<|repo_level_sep|>{prefix}"})
+    result = mine_prompts(records)
+    assert len(set(result.assignments)) == 1
+    template = result.templates[result.assignments[0]]
+    assert all(prompt_template_regex(template).match(r["prompt"]) for r in records)
 
 
 def test_a_stray_grown_past_the_count_joins_by_its_share() -> None:

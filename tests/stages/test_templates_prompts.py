@@ -224,3 +224,25 @@ def test_a_fim_region_is_one_slot_whatever_blank_lines_its_code_ends_with() -> N
                "user: <|fim_prefix|>def f(x):\n    return x<|fim_suffix|>\nprint(f(1))<|fim_middle|>"]
     shapes = {SLOT.sub(r"{\1}", skeleton(p, {}, SlotStore())) for p in prompts}
     assert shapes == {"user: <|fim_prefix|>{code}<|fim_suffix|>{code}<|fim_middle|>"}
+
+
+def test_each_turn_of_a_chat_is_read_on_its_own() -> None:
+    """A chat as ingest renders it: a turn that opens with a fence (an attached file, its path as
+    the info string) has its code as one slot, and the next turn's words stay text."""
+    prompt = ("system: You are a careful reviewer.\nuser: ```src/acme/parse.py\nShort prose of a docstring.\n"
+              "def parse(text):\n    return text.split()\n```\nuser: Rename `parse` and keep the behaviour")
+    text = SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore()))
+    assert text == "system: You are a careful reviewer.\nuser: ```src/acme/parse.py\n{code}\n```\nuser: Rename `parse` and keep the behaviour"
+    # the same turns in two chats of different lengths: the attached file's turn is read the same
+    alone = SLOT.sub(r"{\1}", skeleton("user: ```src/acme/parse.py\nx = 1\n```\nuser: Fix it", {}, SlotStore()))
+    assert alone == "user: ```src/acme/parse.py\n{code}\n```\nuser: Fix it"
+
+
+def test_the_text_before_a_suffix_sentinel_with_no_prefix_sentinel_is_the_prefix() -> None:
+    """``{prefix}<|fim_suffix|>{suffix}<|fim_middle|>`` logged without its record values: the text
+    up to the suffix sentinel is code whatever its first lines read like."""
+    prompt = "Return the parsed header of the message.\n    header = read(fh)\n    return header<|fim_suffix|>\n\nprint(1)<|fim_middle|>"
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == "{code}<|fim_suffix|>{code}<|fim_middle|>"
+    # with a prefix sentinel the rule is the old one: an instruction before it stays text
+    chat = "Complete the code.\n<|fim_prefix|>x = 1<|fim_suffix|>\ny = 2<|fim_middle|>"
+    assert SLOT.sub(r"{\1}", skeleton(chat, {}, SlotStore())).startswith("Complete the code.\n<|fim_prefix|>{code}")

@@ -153,8 +153,31 @@ variable spans; markup tags may be a variable's (HTML in a docstring)."""
 
 def _anchor_lines(text: str) -> list[str]:
     """The non-blank lines of a prompt, slot tokens read as their slot names: the candidates
-    for static text."""
-    return [line.rstrip() for line in SLOT.sub(r"{\1}", text).split("\n") if line.strip()]
+    for static text. A line that holds a model sentinel and more is cut at its sentinels, each
+    piece a candidate of its own (marked ``INLINE``): the sentinels of a prompt format are its
+    static text wherever its values start and end (``<|file_sep|>{code}<|system_sep|>`` with
+    the prefix on the same line or the next)."""
+    out: list[str] = []
+    for line in SLOT.sub(r"{\1}", text).split("\n"):
+        if not line.strip():
+            continue
+        line = line.rstrip()
+        if "<" not in line and "[" not in line or SENTINEL.fullmatch(line.strip()) or not SENTINEL.search(line):
+            out.append(line)
+            continue
+        pos = 0
+        for m in SENTINEL.finditer(line):
+            if line[pos : m.start()].strip():
+                out.append(INLINE + line[pos : m.start()])
+            out.append(INLINE + m.group(0))
+            pos = m.end()
+        if line[pos:].strip():
+            out.append(INLINE + line[pos:])
+    return out
+
+
+INLINE = "\x01"
+"""Marks a sentinel that is an anchor inside its line (found anywhere, not as a whole line)."""
 
 
 def _common_signature(texts: list[str], df: Counter[str]) -> tuple[str, ...]:
@@ -218,7 +241,10 @@ def _anchored_text(signature: tuple[str, ...], texts: list[str]) -> str:
         trail = _AFFIX_TAIL.match(os.path.commonprefix(rest)).group(0)[::-1]  # type: ignore[union-attr]
         middles = [c[len(lead) : len(c) - len(trail)] for c in col]
         names = {m.group(1) for c in middles if (m := _ONE_SLOT.fullmatch(c.strip()))}
-        slot = "{%s}" % names.pop() if len(names) == 1 and all(_ONE_SLOT.fullmatch(c.strip()) for c in middles) else WILDCARD
+        # one slot in some texts, plain text (a value read as text) in the others: that slot
+        plain = all(_ONE_SLOT.fullmatch(c.strip()) or not _VARIABLE.search(_ONE_SLOT.sub("", c)) and not _ONE_SLOT.search(c) for c in middles)
+        named = names & _RECORD_SLOTS if len(names) > 1 else names
+        slot = "{%s}" % named.pop() if len(named) == 1 and plain else WILDCARD
         out.append(lead + slot + trail)
     return "".join(out)
 
@@ -230,6 +256,9 @@ _AFFIX_TAIL = re.compile(r"(?s)(?:.*[\s<{])?")
 """The same for the reversed common end (up to a whitespace, tag or slot start)."""
 
 
+_RECORD_SLOTS = frozenset({"prefix", "suffix", "selection", "file_path", "language"})
+"""Slots of a record's own values: where some texts have one and others a code slot (a log that
+does not carry the value), the region is the record's slot."""
 _ONE_SLOT = re.compile(r"\{([a-z_]+)\d*(?::[a-z]{6,})?\}")
 
 
@@ -237,6 +266,13 @@ def _split_at(text: str, anchors: list[str]) -> list[str]:
     """``[region, anchor, region, anchor, ..., region]`` with each anchor a whole line of ``text``."""
     out, pos = [], 0
     for anchor in anchors:
+        if anchor.startswith(INLINE):
+            at = text.find(anchor[1:], pos)
+            if at < 0:
+                raise ValueError(f"anchor {anchor[1:]!r} not found")
+            out += [text[pos:at], anchor[1:]]
+            pos = at + len(anchor) - 1
+            continue
         m = re.compile(r"(?m)^" + re.escape(anchor) + r"[ \t]*$").search(text, pos)
         if m is None:  # cannot happen for a text the signature came from
             raise ValueError(f"anchor {anchor!r} not found")

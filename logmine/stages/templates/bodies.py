@@ -19,13 +19,7 @@ import hashlib
 import re
 
 from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
-from logmine.prompt_syntax import (
-    FENCE_LINE,
-    FIM_START,
-    ROLE_TAG_LINE,
-    SENTINEL,
-    TAG_OR_SENTINEL,
-)
+from logmine.prompt_syntax import FENCE_LINE, FIM_PREFIX_SENTINELS, FIM_START, FIM_SUFFIX_SENTINELS, ROLE_TAG_LINE, SENTINEL, TAG_OR_SENTINEL
 from logmine.stages.templates.cluster import SLOT
 
 _FIXED = re.compile(
@@ -315,7 +309,16 @@ def _body_spans(text: str) -> list[tuple[int, int]]:
     for m in FIM_START.finditer(text):
         nxt = SENTINEL.search(text, m.end())
         spans.append((m.end(), nxt.start() if nxt else len(text)))
+    if (suffix := _FIM_SUFFIX.search(text)) and not _FIM_PREFIX.search(text, 0, suffix.start()):
+        # no prefix sentinel before the suffix one (``{prefix}<|fim_suffix|>{suffix}<|fim_middle|>``):
+        # the text up to it, from the sentinel before it or the start, is the prefix
+        before = [m.end() for m in SENTINEL.finditer(text, 0, suffix.start())]
+        spans.append((before[-1] if before else 0, suffix.start()))
     return spans
+
+
+_FIM_SUFFIX = re.compile("|".join(map(re.escape, FIM_SUFFIX_SENTINELS)))
+_FIM_PREFIX = re.compile("|".join(map(re.escape, FIM_PREFIX_SENTINELS)))
 
 
 def _docstring_spans(text: str) -> list[tuple[int, int]]:

@@ -51,13 +51,27 @@ def skeleton(prompt: str, values: Mapping[str, str] | None = None, slots: SlotSt
     text = prompt
     for name, value in sorted(values.items(), key=lambda kv: -len(kv[1])):
         text = _replace_value(text, name, value)
+    language = None
+    if slots is not None:
+        language = resolve_language(values.get("language"), values.get("file_path"))
+    if _TURN.match(text):
+        # a chat as ingest renders it (``role: text`` turns): each turn's text is read on its own,
+        # so a fence or a code line that opens a turn starts a line of its own
+        cuts = [m.end() for m in _TURN.finditer(text)]
+        heads = [0, *(m.start() for m in _TURN.finditer(text))][1:]
+        return "".join(text[h:c] + _turn_skeleton(text[c : nxt], slots, language) for h, c, nxt in zip(heads, cuts, [*heads[1:], len(text)]))
+    return _turn_skeleton(text, slots, language)
+
+
+_TURN = re.compile(r"(?m)^(?:system|user|assistant|tool|developer|thinking): ")
+"""A turn's role label as ingest renders a chat (``role: text`` blocks, :func:`logmine.formats._base.render_messages`)."""
+
+
+def _turn_skeleton(text: str, slots: SlotStore | None, language: str | None) -> str:
     if "```" in text or "~~~" in text:
         # a fence's info string is the language even when the record does not say which
         text = _FENCE_INFO.sub(r"\1{language}", text)
-    if slots is not None:
-        language = resolve_language(values.get("language"), values.get("file_path"))
-        text = slots.skeleton(text, language)
-    return text
+    return slots.skeleton(text, language) if slots is not None else text
 
 
 _FENCE_INFO = re.compile(r"(?m)^([ \t]*(?:```|~~~))(?!\{language\})[A-Za-z][\w+#.-]*(?=[ \t]*$)")
