@@ -5,9 +5,9 @@ engine's workers). :func:`flows_partition` sessionizes them and returns the flow
 additive counts (:func:`logmine.stages.flows.core.compute_partial`); the step stores each partial
 as partitions of the ``flows_partial_*`` tables, merges all stored partials by summing
 (:func:`logmine.stages.flows.core.merge_partials`) and writes the ``flows_*`` tables the flows stage
-writes. Gap p50/p95 come from the mergeable gap histograms. Sessions are cut at partition
-boundaries; sequential patterns (optional) are not additive and are mined over all retained
-events each run.
+writes. Gap p50/p95 come from the mergeable gap sketches (:mod:`logmine.sketch`). Sessions are
+cut at partition boundaries; sequential patterns (optional) are not additive and are mined over
+all retained events each run.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from logmine.stages import flows
 log = logging.getLogger(__name__)
 
 STAGE = "flows"
-VERSION = 1
-"""Bump when the partial's content changes: every partition is recomputed."""
+VERSION = 2
+"""Bump when the partial's content changes: every partition is recomputed (2: gap sketches, not quarter-octave histograms)."""
 FRAMES = ("activities", "dfg", "gaps", "ngrams", "variants", "window_actions", "window_pairs", "outcomes")
 SCALARS = ("sessions", "events", "windows")
 META = "flows_partial_meta"
