@@ -100,7 +100,7 @@ def worker_logmine(path: str, out: str) -> dict:
     t, c = time.perf_counter(), time.process_time()
     seq, _ = sequence(pl.scan_parquet(path), FlowsConfig(idle_gap_s=None))
     steps = graph.transitions(seq)
-    edges, hist = graph.dfg_partial(seq, steps, exact=True, histogram=False)  # the flows_dfg columns
+    edges, hist = graph.dfg_partial(seq, steps, exact=True, gaps=False)  # the flows_dfg columns
     dfg = graph.finalize_dfg(edges.drop("mid_lo_us", "mid_hi_us", "p95_us"), hist, edges.select("src", "dst", "mid_lo_us", "mid_hi_us", "p95_us"))
     acts = graph.activities_partial(seq)
     seconds, cpu = time.perf_counter() - t, time.process_time() - c

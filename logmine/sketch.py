@@ -12,7 +12,9 @@ the representative of the first bucket whose cumulative count exceeds ``q * (n -
 
 Two forms share these rules: :class:`Sketch` (numpy, one distribution) and the frame functions
 (:func:`sketch_frame`, :func:`merge_frames`, :func:`summarise`), which keep one sketch per group
-of key columns in a Polars frame, as the workspace's ``heatmap_sketch`` table stores them.
+of key columns in a Polars frame, as the workspace's ``heatmap_sketch`` table stores them (and
+the flows stage its per-edge gap sketches; :func:`sketch_codes` builds such a frame with numpy
+from integer group codes, without value lists).
 
 Small groups are exact. The frames also keep, per (group, bucket) row, the group's values that
 fall in the bucket (sorted, the ``values`` column) while the group holds at most ``exact_max``
@@ -157,15 +159,46 @@ def bucket_value_expr(bucket: str | pl.Expr, alpha: float = DEFAULT_ALPHA) -> pl
 def sketch_frame(values: pl.LazyFrame | pl.DataFrame, keys: Sequence[str], value: str, alpha: float = DEFAULT_ALPHA,
                  exact_max: int = EXACT_MAX) -> pl.LazyFrame:
     """Compute a partial: one row per (keys, bucket) with the count and sum of ``value``, and the
-    sorted values themselves while the group has at most ``exact_max`` of them."""
+    sorted values themselves while the group has at most ``exact_max`` of them (with
+    ``exact_max`` 0 no values are gathered: the lists are all null)."""
     col = pl.col(value).cast(pl.Float64)
+    kept = col.sort() if exact_max > 0 else pl.lit(None, dtype=pl.List(pl.Float64()))
     return (
         values.lazy()
         .filter(pl.col(value).is_not_null() & pl.col(value).is_not_nan())
         .group_by(*keys, bucket_expr(value, alpha).alias("bucket"))
-        .agg(pl.len().cast(pl.Int64).alias("count"), col.sum().alias("sum"), col.sort().alias("values"))
+        .agg(pl.len().cast(pl.Int64).alias("count"), col.sum().alias("sum"), kept.alias("values"))
         .with_columns(_small(keys, exact_max))
     )
+
+
+def sketch_codes(codes: np.ndarray, values: np.ndarray, alpha: float = DEFAULT_ALPHA) -> pl.DataFrame:
+    """The frame of one sketch per integer group code, with numpy: ``group``, ``bucket``, ``count``,
+    ``sum``, one row per (group, bucket) sorted by both, without value lists: what
+    :func:`sketch_frame` gives with ``exact_max`` 0 (same buckets), for large inputs
+    whose groups are already codes (the flows stage's edges)."""
+    v = np.asarray(values, dtype=np.float64)
+    g = np.asarray(codes).astype(np.int64)
+    keep = ~np.isnan(v)
+    v, g = v[keep], g[keep]
+    b = bucket_index(v, alpha).astype(np.int64)
+    zero = b == ZERO_BUCKET
+    low = int(b[~zero].min()) if (~zero).any() else 0
+    slot = np.where(zero, 0, b - low + 1)  # 0 is the zero bucket, 1.. the others in order
+    width = int(slot.max()) + 1 if slot.size else 1
+    key = g * width + slot
+    if key.size and int(key.max()) < max(4 * key.size, 1 << 20):  # dense enough: one bincount
+        count = np.bincount(key)
+        total = np.bincount(key, weights=v, minlength=count.size)
+        key = np.flatnonzero(count)
+        count, total = count[key], total[key]
+    else:
+        key, inverse = np.unique(key, return_inverse=True)
+        count, total = np.bincount(inverse, minlength=key.size), np.bincount(inverse, weights=v, minlength=key.size)
+    slot = key % width
+    bucket = np.where(slot == 0, ZERO_BUCKET, slot + low - 1)
+    return pl.DataFrame({"group": key // width, "bucket": bucket.astype(np.int32), "count": count.astype(np.int64),
+                         "sum": total.astype(np.float64)})
 
 
 def merge_frames(partials: Iterable[pl.LazyFrame | pl.DataFrame], keys: Sequence[str], exact_max: int = EXACT_MAX) -> pl.LazyFrame:

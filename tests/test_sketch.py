@@ -21,6 +21,7 @@ from logmine.sketch import (
     bucket_value,
     merge_frames,
     quantile_name,
+    sketch_codes,
     sketch_frame,
     summarise,
 )
@@ -135,6 +136,22 @@ def test_polars_and_numpy_buckets_agree() -> None:
     numpy_idx = np.unique(bucket_index(values))
     assert len(numpy_idx) > 1000
     assert np.array_equal(polars_idx, numpy_idx)
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 4 * 10**9), st.one_of(st.just(0), st.integers(1, 10**11))), max_size=300),
+       spread=st.sampled_from([41, 4 * 10**9]), alpha=alphas)
+def test_sketch_codes_is_the_frame_without_values(rows: list[tuple[int, int]], spread: int, alpha: float) -> None:
+    """Few codes take the one-bincount path, codes spread wide the sorting one: the same frame."""
+    codes = np.asarray([c % spread for c, _ in rows], dtype=np.uint32)
+    values = np.asarray([v for _, v in rows], dtype=np.int64)
+    fast = sketch_codes(codes, values, alpha)
+    df = pl.DataFrame({"group": codes.astype(np.int64), "v": values.astype(np.float64)})
+    frame = sketch_frame(df, ["group"], "v", alpha, exact_max=0).collect()
+    assert frame["values"].null_count() == frame.height
+    assert fast.columns == ["group", "bucket", "count", "sum"]
+    assert fast.equals(frame.drop("values").sort("group", "bucket"))
+    assert fast["count"].sum() == len(rows)
 
 
 def test_zero_and_bounds() -> None:

@@ -5,9 +5,9 @@ engine's workers). :func:`flows_partition` sessionizes them and returns the flow
 additive counts (:func:`logmine.stages.flows.core.compute_partial`); the step stores each partial
 as partitions of the ``flows_partial_*`` tables, merges all stored partials by summing
 (:func:`logmine.stages.flows.core.merge_partials`) and writes the ``flows_*`` tables the flows stage
-writes. Gap p50/p95 come from the mergeable gap histograms. Sessions are cut at partition
-boundaries; sequential patterns (optional) are not additive and are mined over all retained
-events each run.
+writes. Gap p50/p95 come from the mergeable gap sketches (:mod:`logmine.sketch`). Sessions are
+cut at partition boundaries; sequential patterns (optional) are not additive and are mined over
+all retained events each run.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 import polars as pl
 
+from logmine import partitions
 from logmine.pipeline import partials as store
 from logmine.pipeline.context import RunContext
 from logmine.pipeline.spec import FlowsStage
@@ -28,8 +29,8 @@ from logmine.stages import flows
 log = logging.getLogger(__name__)
 
 STAGE = "flows"
-VERSION = 1
-"""Bump when the partial's content changes: every partition is recomputed."""
+VERSION = 2
+"""Bump when the partial's content changes: every partition is recomputed (2: gap sketches, not quarter-octave histograms)."""
 FRAMES = ("activities", "dfg", "gaps", "ngrams", "variants", "window_actions", "window_pairs", "outcomes")
 SCALARS = ("sessions", "events", "windows")
 META = "flows_partial_meta"
@@ -88,13 +89,13 @@ def run(ctx: RunContext, stage: FlowsStage) -> dict[str, Any]:
     with ws.lock():
         ws = ws.reload()
         p = store.plan(ws, STAGE, fps, META)
-        tasks = [(store.partition_files(ws, "events", ctx.source_keys(key)), config) for key in p.compute]
+        tasks = [(partitions.partition_files(ws, "events", ctx.source_keys(key)), config) for key in p.compute]
         results = ctx.engine.map(flows_partition, tasks, label="flows partitions")
         txn = ws.transaction()
         new: dict[str, flows.FlowsPartial] = {}
         for key, res in zip(p.compute, results, strict=True):
             new[key] = _store(txn, key, res)
-        store.drop(txn, [META, SESSIONS, *(table(n) for n in FRAMES)], p.gone)
+        partitions.drop_partitions(txn, [META, SESSIONS, *(table(n) for n in FRAMES)], p.gone)
         stale = set(ws.partitions(SESSIONS)) - set(p.kept) if ws.has_table(SESSIONS) else set()
         for key in stale:
             txn.drop_partition(SESSIONS, key)  # e.g. the one-shot stage's "all"
@@ -135,7 +136,7 @@ def _store(txn: Any, key: str, res: dict[str, Any]) -> flows.FlowsPartial:
 def _patterns(ws: Any, ctx: RunContext, kept: list[str], config: flows.FlowsConfig) -> pl.DataFrame:
     """Sequential patterns over every retained event (not additive: the one recomputed part)."""
     keys = [k for p in kept for k in ctx.source_keys(p)]
-    lf = flows.filter_events(_events(store.partition_files(ws, "events", keys)), config)
+    lf = flows.filter_events(_events(partitions.partition_files(ws, "events", keys)), config)
     seq, _ = flows.sequence(lf if config.patterns else lf.head(0), config)
     return flows.mine_patterns(seq, config)
 

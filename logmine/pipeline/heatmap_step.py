@@ -60,12 +60,11 @@ def run(ctx: RunContext, stage: HeatmapStage) -> dict[str, Any]:
         txn = ws.transaction()
         hm.ensure_tables(txn)
         partials: list[pl.LazyFrame | pl.DataFrame] = hm.stored_partials(ws, plan.reused)
-        day_rows = []
+        figures = {}
         for day, (sketch, tokens, requests) in zip(plan.compute, results, strict=True):
-            day_rows.append(hm.put_day(txn, day, sketch, tokens if config.keep_tokens else None, requests,
-                                           plan.fingerprints[day], config.alpha))
+            figures[day] = hm.put_day(txn, day, sketch, tokens if config.keep_tokens else None, requests, config.alpha)
             partials.append(sketch)
-        hm.write_days(txn, ws, day_rows, plan.gone)
+        hm.write_days(txn, plan, figures)
         tables = hm.finalize(hm.merge_partials(partials), config.alpha)
         for name, df in tables.items():
             txn.replace_table(name, df)

@@ -23,6 +23,7 @@ from typing import Any
 
 import polars as pl
 
+from logmine import partitions
 from logmine.masking import Masker
 from logmine.pipeline import partials as store
 from logmine.pipeline.context import RunContext
@@ -175,7 +176,7 @@ def run(ctx: RunContext, stage: TemplatesStage) -> dict[str, Any]:
     with ws.lock():
         ws = ws.reload()
         p = store.plan(ws, STAGE, fps, UNITS)
-        tasks = [(store.partition_files(ws, "llm_requests", ctx.source_keys(k)), stage, config) for k in p.compute]
+        tasks = [(partitions.partition_files(ws, "llm_requests", ctx.source_keys(k)), stage, config) for k in p.compute]
         results = ctx.engine.map(templates_partition, tasks, label="templates partitions")
         txn = ws.transaction()
         new = {}
@@ -183,7 +184,7 @@ def run(ctx: RunContext, stage: TemplatesStage) -> dict[str, Any]:
             for table, name in ((UNITS, "units"), (LINES, "lines"), (SLOTS, "slots")):
                 txn.put_partition(table, key, res[name])
             new[key] = res
-        store.drop(txn, [UNITS, LINES, SLOTS], p.gone)
+        partitions.drop_partitions(txn, [UNITS, LINES, SLOTS], p.gone)
         shards = [new.get(k) or {name: store.stored_frame(ws, table, k) for table, name in ((UNITS, "units"), (LINES, "lines"), (SLOTS, "slots"))}
                   for k in p.kept]
         request_ids = [rid for s in shards for rid in s["lines"]["request_id"].to_list()]

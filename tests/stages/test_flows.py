@@ -204,7 +204,7 @@ def test_partials_of_whole_sessions_merge_exactly() -> None:
     parts = [compute_partial(seq.filter(pl.col("case") % 3 == k), config) for k in range(3)]
     merged = merge_partials(parts)
     assert (merged.sessions, merged.events, merged.windows) == (whole.sessions, whole.events, whole.windows)
-    keys = {"activities": ["action"], "dfg": ["src", "dst"], "gaps": ["src", "dst", "bin"], "ngrams": ["n", "ngram"],
+    keys = {"activities": ["action"], "dfg": ["src", "dst"], "gaps": ["src", "dst", "bucket"], "ngrams": ["n", "ngram"],
             "variants": ["variant"], "window_actions": ["action"], "window_pairs": ["a", "b"], "outcomes": ["n", "context"]}
     for name, key in keys.items():
         a, b = getattr(merged, name), getattr(whole, name)
@@ -214,19 +214,35 @@ def test_partials_of_whole_sessions_merge_exactly() -> None:
     exact = finalize(whole, config, graph.exact_gap_quantiles(steps, vocab))["dfg"].sort("src", "dst")
     approx = finalize(merged, config)["dfg"].sort("src", "dst")
     assert approx.drop("gap_p50_s", "gap_p95_s").equals(exact.drop("gap_p50_s", "gap_p95_s"))
-    # a histogram estimate lies in the quarter-octave bins of the gaps around the quantile's rank
+    # a sketch estimate is within the sketch's relative accuracy of the exact lower quantile
     gaps = graph.edge_names(steps.group_by("edge").agg(pl.col("gap_us").sort()), vocab)
     estimates = {(r["src"], r["dst"]): r for r in approx.to_dicts()}
     for src, dst, values in gaps.iter_rows():
         for q, col in ((0.5, "gap_p50_s"), (0.95, "gap_p95_s")):
-            rank = q * (len(values) - 1)
-            lo = graph.bin_bounds_s(_bin(values[math.floor(rank)]))[0]
-            hi = graph.bin_bounds_s(_bin(values[math.ceil(rank)]))[1]
-            assert lo <= estimates[src, dst][col] <= hi, (src, dst, col)
+            lower = values[math.floor(q * (len(values) - 1))] / 1e6
+            assert abs(estimates[src, dst][col] - lower) <= graph.GAP_ALPHA * lower * (1 + 1e-9), (src, dst, col)
+    assert any(len(values) > 3 for *_, values in gaps.iter_rows())
 
 
-def _bin(gap_us: int) -> int:
-    return 0 if gap_us <= 0 else math.floor(math.log2(gap_us) * graph.GAP_BINS_PER_OCTAVE) + 1
+def test_gap_table_counts_each_edge_gap_in_its_bucket() -> None:
+    events = make_events(n_sessions=40, seed=5)
+    config = FlowsConfig(idle_gap_s=900, patterns=False)
+    result = compute_flows(events, config)
+    seq, _ = sequence(events.lazy(), config)
+    steps = graph.transitions(seq)
+    gaps = graph.edge_names(steps, seq["action"].dtype.categories.to_list())
+    table = result.dfg_gaps
+    assert table.columns == ["src", "dst", "bin", "lower_s", "upper_s", "count"]
+    assert table["count"].sum() == steps.height == result.dfg["count"].sum()
+    joined = gaps.join(table, on=["src", "dst"]).with_columns((pl.col("gap_us") / 1e6).alias("gap_s"))
+    inside = (pl.col("gap_s") > pl.col("lower_s")) & (pl.col("gap_s") <= pl.col("upper_s") * (1 + 1e-12))
+    zero = (pl.col("gap_us") == 0) & (pl.col("upper_s") == 0)
+    held = joined.filter(inside | zero).group_by("src", "dst", "bin").agg(pl.len().alias("n"))
+    assert held.join(table, on=["src", "dst", "bin"], how="full", coalesce=True).filter(pl.col("n") != pl.col("count")).height == 0
+    assert held.height == table.height
+    # buckets are narrow: upper / lower = gamma of the sketch's relative accuracy
+    widths = table.filter(pl.col("lower_s") > 0).select(pl.col("upper_s") / pl.col("lower_s"))
+    assert widths.to_series().is_between(1.0, (1 + graph.GAP_ALPHA) / (1 - graph.GAP_ALPHA) * (1 + 1e-9)).all()
 
 
 def test_weighted_columns_count_merged_events_as_repeats() -> None:

@@ -6,7 +6,10 @@
   (``count``), the sessions holding it and the gap between the two events (mean, p50, p95,
   min, max, seconds). ``count`` equals pm4py's ``discover_dfg`` and the gaps its performance
   DFG, given cases = ``flows_sessions.session`` and events ordered by ``ts``, ties by
-  ``source_file`` then ``source_line``. ``flows_dfg_gaps`` holds each edge's gap histogram.
+  ``source_file`` then ``source_line``. ``flows_dfg_gaps`` holds each edge's gap sketch: per
+  ``bin`` (a :mod:`logmine.sketch` bucket of the gap in microseconds, relative accuracy 1 %;
+  :data:`logmine.sketch.ZERO_BUCKET` holds the zero gaps) its ``(lower_s, upper_s]`` range
+  in seconds and the ``count`` of gaps in it.
 - ``flows_activities``: per action its events, sessions, session starts and ends.
 - ``flows_ngrams``: contiguous action sequences of length 2..5, count and session support.
 - ``flows_cooccurrence``: action pairs within a window of k events and/or W seconds.
@@ -21,8 +24,8 @@ and source file. Either way a session is split where two consecutive events are 
 
 Partitions: :func:`compute_partial` on disjoint sets of *whole* sessions, then
 :func:`merge_partials` and :func:`finalize`, gives exactly the counts, sums, means and gap
-histograms of one run over everything; p50/p95 then come from the histograms (within a
-quarter octave) unless exact quantiles are supplied. A session that crosses a partition
+sketches of one run over everything; p50/p95 then come from the sketches (within 1 % of the
+exact lower quantile) unless exact quantiles are supplied. A session that crosses a partition
 boundary (a day, a file) must be assigned whole to one partition, e.g. by the date of its
 first event, re-computing that partition while the session may still grow; otherwise the
 step across the boundary is lost and the session counted twice. Sequential patterns are
@@ -107,7 +110,7 @@ class FlowsConfig:
     outcome_max_n: int = 3
     """Longest n-gram looked at before a completion outcome."""
     exact_quantiles: bool = True
-    """Exact gap p50/p95 (else estimated from the mergeable histogram)."""
+    """Exact gap p50/p95 (else estimated from the mergeable gap sketches)."""
     graph_edges: int = 60
     """Most edges drawn in the DOT/Mermaid/SVG picture (the most frequent)."""
 
@@ -275,7 +278,7 @@ def merge_partials(parts: Sequence[FlowsPartial]) -> FlowsPartial:
         events=sum(p.events for p in parts),
         activities=m([p.activities for p in parts], ["action"]),
         dfg=m([p.dfg for p in parts], ["src", "dst"], mins=("gap_min_us",), maxs=("gap_max_us",)),
-        gaps=m([p.gaps for p in parts], ["src", "dst", "bin"]),
+        gaps=graph.merge_gaps([p.gaps for p in parts]),
         ngrams=m([p.ngrams for p in parts], ["n", "ngram"]),
         variants=m([p.variants for p in parts], ["variant"]),
         windows=n_windows, window_actions=w_actions, window_pairs=w_pairs,
@@ -286,11 +289,8 @@ def merge_partials(parts: Sequence[FlowsPartial]) -> FlowsPartial:
 def finalize(part: FlowsPartial, config: FlowsConfig, exact: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
     """The reported tables (all but patterns and sessions) from additive counts."""
     total = max(part.sessions, 1)
-    bins = part.gaps["bin"].to_list()
-    gaps = part.gaps.with_columns(
-        pl.Series("lower_s", [graph.bin_bounds_s(b)[0] for b in bins], dtype=pl.Float64),
-        pl.Series("upper_s", [graph.bin_bounds_s(b)[1] for b in bins], dtype=pl.Float64),
-    ).select("src", "dst", "bin", "lower_s", "upper_s", "count").sort("src", "dst", "bin")
+    gaps = part.gaps.with_columns(*graph.bucket_bounds_s(part.gaps["bucket"]), pl.col("bucket").cast(pl.Int64).alias("bin"))
+    gaps = gaps.select("src", "dst", "bin", "lower_s", "upper_s", "count").sort("src", "dst", "bin")
     return {
         "dfg": graph.finalize_dfg(part.dfg, part.gaps, exact),
         "dfg_gaps": gaps,

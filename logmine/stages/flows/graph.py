@@ -5,9 +5,10 @@ ordered by ``case`` then time, ties in ``ts`` ordered by ``source_file`` then ``
 A ``case`` is a session after idle-gap splitting; it is the case id pm4py would be given.
 
 Each function returns a *partial*: plain counts and sums keyed by action names, so partials
-of disjoint sets of sessions add up exactly (:func:`merge_dfg` etc.). Quantiles are the one
-thing that does not add up: partials carry a gap histogram (quarter-octave bins) from which
-p50/p95 can be estimated after a merge, and a one-shot run computes them exactly instead.
+of disjoint sets of sessions add up exactly (:func:`merge_sum`, :func:`merge_gaps`). Quantiles
+are the one thing that does not add up: partials carry each edge's gap sketch (:mod:`logmine.sketch`,
+relative accuracy :data:`GAP_ALPHA`), whose merge is exact and from which p50/p95 are estimated
+after a merge; a one-shot run computes them exactly instead.
 
 Weights: every row counts as one event, as in pm4py (``count``, ``events``). A merged
 JetBrains event of weight w stands for w consecutive occurrences of its action; the
@@ -16,15 +17,18 @@ JetBrains event of weight w stands for w consecutive occurrences of its action; 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import polars as pl
 
+from logmine import sketch
+
 US = 1_000_000
 """Microseconds per second."""
-GAP_BINS_PER_OCTAVE = 4
-"""Gap histogram resolution: bin b > 0 holds gaps in [2^((b-1)/4), 2^(b/4)) microseconds."""
+GAP_ALPHA = sketch.DEFAULT_ALPHA
+"""Relative accuracy of the gap sketches: an estimated p50/p95 is within 1 % of the exact lower
+quantile. Gaps are sketched in microseconds (whole numbers, so the sketches' sums add up exactly)."""
+GAP_KEYS = ["src", "dst"]
+"""The group of a gap sketch: one sketch per edge."""
 
 
 def session_key() -> pl.Expr:
@@ -187,19 +191,21 @@ def edge_names(df: pl.DataFrame, vocab: list[str]) -> pl.DataFrame:
     return df.drop("edge").insert_column(0, dst.alias("dst")).insert_column(0, src.alias("src"))
 
 
-def bin_bounds_s(b: int) -> tuple[float, float]:
-    """The [lower, upper) gap range of histogram bin ``b`` in seconds."""
-    if b <= 0:
-        return 0.0, 0.0
-    return 2 ** ((b - 1) / GAP_BINS_PER_OCTAVE) / US, 2 ** (b / GAP_BINS_PER_OCTAVE) / US
+def bucket_bounds_s(buckets: pl.Series) -> tuple[pl.Series, pl.Series]:
+    """The ``(lower, upper]`` gap range in seconds of each gap-sketch bucket (0, 0 for the zero bucket: zero gaps)."""
+    b = buckets.to_numpy()
+    lower, upper = sketch.bucket_bounds(b, GAP_ALPHA)
+    zero = b == sketch.ZERO_BUCKET
+    return (pl.Series("lower_s", np.where(zero, 0.0, lower / US), dtype=pl.Float64),
+            pl.Series("upper_s", np.where(zero, 0.0, upper / US), dtype=pl.Float64))
 
 
-def dfg_partial(seq: pl.DataFrame, steps: pl.DataFrame, exact: bool = False, histogram: bool = True) -> tuple[pl.DataFrame, pl.DataFrame | None]:
-    """The DFG edges (counts, distinct sessions, gap sum/min/max) and the gap histogram.
+def dfg_partial(seq: pl.DataFrame, steps: pl.DataFrame, exact: bool = False, gaps: bool = True) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """The DFG edges (counts, distinct sessions, gap sum/min/max) and the gap sketches.
 
     With ``exact`` the edges also carry ``mid_lo_us``, ``mid_hi_us`` and ``p95_us`` (see
-    :func:`exact_gap_quantiles`), computed in the same grouping pass. Without ``histogram``
-    the second value is None.
+    :func:`exact_gap_quantiles`), computed in the same grouping pass. Without ``gaps`` the
+    second value is None.
     """
     vocab = seq["action"].dtype.categories.to_list()
     gap = pl.col("gap_us")
@@ -216,7 +222,7 @@ def dfg_partial(seq: pl.DataFrame, steps: pl.DataFrame, exact: bool = False, his
         edges = edges.with_columns(pl.col("count").alias("weighted_count"), pl.col("sessions").alias("weighted_sessions"))
     quantiles = ["mid_lo_us", "mid_hi_us", "p95_us"] if exact else []
     edges = edges.select("src", "dst", "count", "weighted_count", "sessions", "weighted_sessions", "gap_sum_us", "gap_min_us", "gap_max_us", *quantiles)
-    return edges, gap_histogram(steps, vocab) if histogram else None
+    return edges, gap_sketch(steps, vocab) if gaps else None
 
 
 def _edge_aggregates(steps: pl.DataFrame, exact: bool) -> pl.DataFrame | None:
@@ -270,19 +276,20 @@ def _packed(high: np.ndarray, low: np.ndarray, low_bits: int) -> np.ndarray:
     return out
 
 
-def gap_histogram(steps: pl.DataFrame, vocab: list[str]) -> pl.DataFrame:
-    """Per edge and quarter-octave bin, the number of steps (a bincount over edge * 256 + bin)."""
-    schema = {"src": pl.String, "dst": pl.String, "bin": pl.Int64, "count": pl.Int64}
-    if steps.height == 0:
-        return pl.DataFrame(schema=schema)
-    gaps = steps["gap_us"].to_numpy()
-    bins = np.zeros(gaps.size, dtype=np.int64)
-    pos = gaps > 0
-    bins[pos] = np.floor(np.log2(gaps[pos].astype(np.float64)) * GAP_BINS_PER_OCTAVE).astype(np.int64) + 1
-    counts = np.bincount(steps["edge"].to_numpy().astype(np.int64) * 256 + bins)
-    keys = np.flatnonzero(counts)
-    df = pl.DataFrame({"edge": keys // 256, "bin": keys % 256, "count": counts[keys]})
-    return edge_names(df, vocab).cast(schema)  # type: ignore[arg-type]
+def gap_sketch(steps: pl.DataFrame, vocab: list[str]) -> pl.DataFrame:
+    """Each edge's gap sketch: ``src``, ``dst``, ``bucket``, ``count``, ``sum`` (gaps in microseconds).
+
+    The frame rows of :func:`logmine.sketch.sketch_codes` keyed by edge, without value lists:
+    exact quantiles come from :func:`exact_gap_quantiles` instead.
+    """
+    frame = sketch.sketch_codes(steps["edge"].to_numpy(), steps["gap_us"].to_numpy(), GAP_ALPHA)
+    return edge_names(frame.rename({"group": "edge"}), vocab).sort([*GAP_KEYS, "bucket"])
+
+
+def merge_gaps(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """Merge gap sketches of disjoint session sets (counts and sums per edge and bucket)."""
+    merged = sketch.merge_frames(frames, GAP_KEYS, exact_max=0).drop("values").collect()
+    return merged.sort([*GAP_KEYS, "bucket"])
 
 
 def _quantile_aggs() -> list[pl.Expr]:
@@ -437,8 +444,8 @@ def merge_sum(frames: list[pl.DataFrame], keys: list[str], mins: tuple[str, ...]
     return df.group_by(keys).agg(aggs)
 
 
-def finalize_dfg(edges: pl.DataFrame, hist: pl.DataFrame | None, exact: pl.DataFrame | None) -> pl.DataFrame:
-    """Edges with mean, p50 and p95 gap in seconds (exact when ``exact`` is given, else from ``hist``).
+def finalize_dfg(edges: pl.DataFrame, gaps: pl.DataFrame | None, exact: pl.DataFrame | None) -> pl.DataFrame:
+    """Edges with mean, p50 and p95 gap in seconds (exact when ``exact`` is given, else from the ``gaps`` sketches).
 
     Seconds are computed as pm4py does (:func:`seconds`): min, max and the two middle gaps
     are converted to float seconds and p50 is the mean of the two middle ones, so these equal
@@ -460,7 +467,7 @@ def finalize_dfg(edges: pl.DataFrame, hist: pl.DataFrame | None, exact: pl.DataF
             pl.Series(exact["p95_us"].cast(pl.Float64).to_numpy() / US).alias("gap_p95_s"),
         ).select("src", "dst", "gap_p50_s", "gap_p95_s")
     else:
-        q = _hist_quantiles(hist)
+        q = sketch_quantiles(gaps)
     df = df.join(q, on=["src", "dst"], how="left")
     return df.select(
         "src", "dst", "count", "sessions", "gap_mean_s", "gap_p50_s", "gap_p95_s", "gap_min_s", "gap_max_s",
@@ -468,21 +475,11 @@ def finalize_dfg(edges: pl.DataFrame, hist: pl.DataFrame | None, exact: pl.DataF
     ).sort(["count", "src", "dst"], descending=[True, False, False])
 
 
-def _hist_quantiles(hist: pl.DataFrame) -> pl.DataFrame:
-    """p50/p95 estimated from the gap histogram: the geometric middle of the bin that holds them."""
-    rows = []
-    for (src, dst), grp in hist.sort("bin").group_by(["src", "dst"], maintain_order=True):
-        bins, counts = grp["bin"].to_list(), grp["count"].to_list()
-        total = sum(counts)
-        rows.append({"src": src, "dst": dst, "gap_p50_s": _hist_q(bins, counts, total, 0.5), "gap_p95_s": _hist_q(bins, counts, total, 0.95)})
-    return pl.DataFrame(rows, schema={"src": pl.String, "dst": pl.String, "gap_p50_s": pl.Float64, "gap_p95_s": pl.Float64})
-
-
-def _hist_q(bins: list[int], counts: list[int], total: int, q: float) -> float:
-    rank, seen = q * (total - 1), 0
-    for b, c in zip(bins, counts, strict=True):
-        seen += c
-        if seen > rank:
-            lo, hi = bin_bounds_s(b)
-            return math.sqrt(lo * hi) if lo > 0 else 0.0
-    return bin_bounds_s(bins[-1])[1]
+def sketch_quantiles(gaps: pl.DataFrame | None) -> pl.DataFrame:
+    """p50/p95 per edge in seconds, estimated from its gap sketch (:func:`logmine.sketch.summarise`):
+    each within :data:`GAP_ALPHA` of the exact lower quantile, 0 where that gap is 0."""
+    schema = {"src": pl.String, "dst": pl.String, "gap_p50_s": pl.Float64, "gap_p95_s": pl.Float64}
+    if gaps is None or gaps.height == 0:
+        return pl.DataFrame(schema=schema)
+    q = sketch.summarise(gaps, GAP_KEYS, (0.5, 0.95), GAP_ALPHA, exact_max=0)
+    return q.select(*GAP_KEYS, (pl.col("p50") / US).alias("gap_p50_s"), (pl.col("p95") / US).alias("gap_p95_s"))

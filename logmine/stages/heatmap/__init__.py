@@ -1,9 +1,9 @@
 """The heatmap stage: token-level latency by token type, position, model, language and hour.
 
 In: the workspace's ``llm_requests`` (``token_times_ms``, ``token_texts``, the prompt for the
-language). Out: a :class:`HeatmapResult`. Writes ``heatmap_days`` (a fingerprint per day),
-``heatmap_sketch`` (one partition per day), ``heatmap_tokens``, the ``heatmap_*`` aggregates,
-the PNGs and ``OUT/heatmap/index.html``. Per partition: :func:`measure` and
+language). Out: a :class:`HeatmapResult`. Writes ``heatmap_days`` (a fingerprint per day: a
+state table of :mod:`logmine.partitions`' store), ``heatmap_sketch`` (one partition per day),
+``heatmap_tokens``, the ``heatmap_*`` aggregates, the PNGs and ``OUT/heatmap/index.html``. Per partition: :func:`measure` and
 :func:`sketch_partial` per day, :func:`merge_partials` + :func:`finalize` over any set of days
 (see :mod:`logmine.stages.heatmap.aggregate`, :mod:`logmine.stages.heatmap.stage`).
 """

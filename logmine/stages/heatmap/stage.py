@@ -45,16 +45,15 @@ def heatmap(workspace: Workspace | Path | str, config: HeatmapConfig | None = No
         txn = ws.transaction()
         store.ensure_tables(txn)
         partials: list[pl.LazyFrame | pl.DataFrame] = store.stored_partials(ws, plan.reused)
-        day_rows = []
+        figures = {}
         for index, day in enumerate(plan.compute):
             progress(f"heatmap {day}", index, len(plan.compute))
             tokens, requests = measure(store.read_day(ws, day), config.chunk_fraction)
             partial = sketch_partial(tokens, config.alpha, config.exact_max)
-            day_rows.append(store.put_day(txn, day, partial, tokens if config.keep_tokens else None, requests,
-                                          plan.fingerprints[day], config.alpha))
+            figures[day] = store.put_day(txn, day, partial, tokens if config.keep_tokens else None, requests, config.alpha)
             partials.append(partial)
         progress("heatmap", len(plan.compute), len(plan.compute))
-        store.write_days(txn, ws, day_rows, plan.gone)
+        store.write_days(txn, plan, figures)
         sketch = _filtered(merge_partials(partials, config.exact_max), config)
         tables = finalize(sketch, config.alpha, config.include_first_token, config.exact_max, config.min_rank_tokens)
         for name, table in tables.items():

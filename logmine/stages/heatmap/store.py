@@ -2,20 +2,22 @@
 
 Every ``heatmap_sketch``, ``heatmap_tokens`` and ``heatmap_requests`` partition holds one UTC
 day. ``heatmap_days`` keeps a fingerprint of each day's requests (a hash of the columns the
-stage reads, plus the labeller version and sketch settings); a day is recomputed only when
-that fingerprint changes, so a nightly run measures the new day and merges the stored ones.
+stage reads, plus the labeller version and sketch settings) and the day's figures; a day is
+recomputed only when that fingerprint changes, so a nightly run measures the new day and
+merges the stored ones. ``heatmap_days`` is a state table of :mod:`logmine.partitions`' store
+(:data:`DAYS`): planning, writing it and dropping gone days go through that store, as the
+pipeline steps' ``pipeline_partitions`` do.
 """
 
 from __future__ import annotations
 
-import logging
-from datetime import UTC, datetime
 from typing import Any
 
 import polars as pl
 
+from logmine import partitions
 from logmine.language import normalise_language
-from logmine.partitions import PartitionPlan, compare
+from logmine.partitions import PartitionPlan, StateTable
 from logmine.stages.heatmap.aggregate import (
     INPUT_COLUMNS,
     DAYS_SCHEMA,
@@ -26,8 +28,9 @@ from logmine.stages.heatmap.aggregate import (
 )
 from logmine.workspace import Transaction, Workspace
 
-log = logging.getLogger(__name__)
-
+STAGE = "heatmap"
+DAYS = StateTable("heatmap_days", DAYS_SCHEMA, key="day")
+"""The heatmap's state table: a row per day (fingerprint, requests, measured, tokens, alpha, computed_at)."""
 _TABLES = {"heatmap_sketch": SKETCH_SCHEMA, "heatmap_tokens": TOKEN_SCHEMA, "heatmap_requests": REQUEST_SCHEMA}
 _HASH_MOD = 1_000_000_007
 
@@ -64,19 +67,15 @@ def plan_days(ws: Workspace, config: HeatmapConfig, version: int) -> PartitionPl
     )
     settings = f"v{version}:a{config.alpha}:c{config.chunk_fraction}:e{config.exact_max}"
     fingerprints = {row["_day"]: f"{settings}:{row['n']}:{row['h']}" for row in fp.iter_rows(named=True)}
-    stored: dict[str, str] = {}
-    if ws.has_table("heatmap_days"):
-        stored = dict(ws.scan("heatmap_days").select("day", "fingerprint").collect().iter_rows())
-    have = set(ws.partitions("heatmap_sketch")) if ws.has_table("heatmap_sketch") else set()
-    compute, reused = compare(fingerprints, stored, have, recompute=config.recompute)
-    in_window = [d for d in stored if (not config.since or d >= config.since.isoformat()) and (not config.until or d <= config.until.isoformat())]
-    gone = sorted(d for d in in_window if d not in fingerprints)
-    log.info("heatmap: %d days to compute, %d reused, %d gone", len(compute), len(reused), len(gone))
-    return PartitionPlan(compute, reused, gone, fingerprints)
+
+    def in_window(day: str) -> bool:  # stored days outside the window are neither recomputed nor gone
+        return (not config.since or day >= config.since.isoformat()) and (not config.until or day <= config.until.isoformat())
+
+    return partitions.plan(ws, DAYS, STAGE, fingerprints, "heatmap_sketch", recompute=config.recompute, in_scope=in_window)
 
 
 def ensure_tables(txn: Transaction) -> None:
-    for name, schema in {**_TABLES, "heatmap_days": DAYS_SCHEMA}.items():
+    for name, schema in {**_TABLES, DAYS.name: DAYS.schema}.items():
         txn.ensure_table(name, schema)
 
 
@@ -86,15 +85,14 @@ def read_day(ws: Workspace, day: str) -> pl.DataFrame:
 
 
 def stored_partials(ws: Workspace, days: list[str]) -> list[pl.LazyFrame | pl.DataFrame]:
-    parts = ws.partitions("heatmap_sketch") if ws.has_table("heatmap_sketch") else {}
-    return [pl.scan_parquet(parts[d]) for d in days]
+    return [pl.scan_parquet(path) for path in partitions.partition_files(ws, "heatmap_sketch", days)]
 
 
 def put_day(
     txn: Transaction, day: str, sketch: pl.DataFrame, tokens: pl.DataFrame | None, requests: pl.DataFrame,
-    fingerprint: str, alpha: float,
+    alpha: float,
 ) -> dict[str, Any]:
-    """Write one day's partitions; return its ``heatmap_days`` row."""
+    """Write one day's partitions; return its figures for ``heatmap_days`` (requests, measured, tokens, alpha)."""
     txn.put_partition("heatmap_sketch", day, sketch)
     if tokens is not None:
         txn.put_partition("heatmap_tokens", day, tokens)
@@ -102,25 +100,18 @@ def put_day(
         txn.drop_partition("heatmap_tokens", day)
     txn.put_partition("heatmap_requests", day, requests)
     measured = requests.filter(pl.col("status") == "measured")
-    return {"day": day, "fingerprint": fingerprint, "requests": requests.height, "measured": measured.height,
-            "tokens": int(measured["tokens"].sum() or 0), "alpha": alpha, "computed_at": datetime.now(UTC)}
+    return {"requests": requests.height, "measured": measured.height, "tokens": int(measured["tokens"].sum() or 0), "alpha": alpha}
 
 
-def write_days(txn: Transaction, ws: Workspace, rows: list[dict[str, Any]], gone: list[str]) -> None:
-    """Drop the gone days' partitions and rewrite ``heatmap_days`` with the new rows."""
-    for day in gone:
-        for table in _TABLES:
-            txn.drop_partition(table, day)
-    replaced = {r["day"] for r in rows} | set(gone)
-    old = ws.read("heatmap_days").filter(~pl.col("day").is_in(list(replaced))) if ws.has_table("heatmap_days") else None
-    new = pl.DataFrame(rows, schema=DAYS_SCHEMA)
-    days = pl.concat([old.cast(DAYS_SCHEMA), new]) if old is not None else new  # type: ignore[arg-type]
-    txn.replace_table("heatmap_days", days.sort("day"))
+def write_days(txn: Transaction, plan: PartitionPlan, figures: dict[str, dict[str, Any]]) -> None:
+    """Drop the gone days' partitions and write ``heatmap_days``: the computed days' rows with
+    their ``figures`` (from :func:`put_day`), the other stored days' rows as they were."""
+    partitions.drop_partitions(txn, _TABLES, plan.gone)
+    partitions.write_state(txn, DAYS, STAGE, plan, figures)
 
 
 def _scan_days(ws: Workspace, table: str, days: list[str]) -> pl.LazyFrame | None:
-    parts = ws.partitions(table) if ws.has_table(table) else {}
-    files = [parts[d] for d in days if d in parts]
+    files = partitions.partition_files(ws, table, days)
     return pl.scan_parquet(files) if files else None
 
 
