@@ -32,6 +32,13 @@ _SQUARE = r"\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]"  # [PREFIX] [INST] [/INST]
 SENTINEL = re.compile("|".join((_PIPE, _FULLWIDTH, _BRACKET, _UPPER_TAG, _SNAKE_TAG, _SQUARE)))
 """Model sentinels and structural tags of prompts (``<|im_start|>``, ``<fim_prefix>``, ``[INST]``,
 ``</CONTEXTDOCUMENT>``, ``<[fim-prefix]>``)."""
+MODEL_FORMAT = re.compile("|".join((_PIPE, _FULLWIDTH, _SNAKE_TAG, r"\[/?(?:PREFIX|SUFFIX|INST)\]")))
+"""Tokens of a model's prompt format (``<|fim_prefix|>``, ``<fim_middle>``, ``[INST]``): the
+miner keeps templates of different formats apart by them, and an anchor never spans one. Narrower
+than :data:`SENTINEL`: upper-case tags (``<PRE>``, ``<CONTEXTDOCUMENT>``) are a template's own
+markup, not the model's format."""
+TEMPLATE_BOUNDARY = re.compile("|".join((_PIPE, _FULLWIDTH, r"</[A-Z][A-Z0-9_]{1,30}>", r"\[/?(?:PREFIX|SUFFIX|INST)\]")))
+"""Model sentinels and closing tags: template structure that a variable never spans."""
 TAG_OR_SENTINEL = (
     f"{_PIPE}|{_FULLWIDTH}|{_BRACKET}"
     r"|</?[A-Z][A-Z0-9_]{1,30}/?>|</?[a-z]+_[a-z_]+>|</?s>"  # tags, closing and self-closing too: <PRE/> </fim_prefix> <s>
@@ -70,5 +77,5 @@ FENCE_LINE = r"(?m:^[ \t]*(?:```|~~~)[^\n`]*$)"
 
 __all__ = [
     "END_SENTINELS", "FENCE", "FENCE_LINE", "FILE_SEPARATORS", "FIM_MARKER", "FIM_MIDDLE_SENTINELS", "FIM_PREFIX_SENTINELS",
-    "FIM_START", "FIM_SUFFIX_SENTINELS", "HOLES", "ROLE_LABEL", "ROLE_TAG_LINE", "SENTINEL", "TAG_OR_SENTINEL", "has_fim",
+    "FIM_START", "FIM_SUFFIX_SENTINELS", "HOLES", "MODEL_FORMAT", "ROLE_LABEL", "ROLE_TAG_LINE", "SENTINEL", "TAG_OR_SENTINEL", "TEMPLATE_BOUNDARY", "has_fim",
 ]

@@ -16,7 +16,7 @@ import re
 from collections import Counter, defaultdict
 
 from logmine.masking import WILDCARD
-from logmine.prompt_syntax import SENTINEL
+from logmine.prompt_syntax import MODEL_FORMAT
 from logmine.stages.templates.state import MinerState, group_text, render
 from logmine.stages.templates.cluster import SLOT, Group
 
@@ -141,14 +141,10 @@ def _matches(pieces: list[str], text: str) -> bool:
     pos, end = len(first), len(text) - len(last)
     for piece in pieces[1:-1]:
         at = text.find(piece, pos + 1, end)
-        if at < 0 or SENTINEL.search(text, pos, at):
+        if at < 0 or MODEL_FORMAT.search(text, pos, at):
             return False
         pos = at + len(piece)
-    return pos < end and SENTINEL.search(text, pos, end) is None
-
-
-"""Tokens of a model's prompt format (``<|im_end|>``, ``<fim_suffix>``, ``[/INST]``), which no
-variable spans; markup tags may be a variable's (HTML in a docstring)."""
+    return pos < end and MODEL_FORMAT.search(text, pos, end) is None
 
 
 def _anchor_lines(text: str) -> list[str]:
@@ -162,11 +158,11 @@ def _anchor_lines(text: str) -> list[str]:
         if not line.strip():
             continue
         line = line.rstrip()
-        if "<" not in line and "[" not in line or SENTINEL.fullmatch(line.strip()) or not SENTINEL.search(line):
+        if "<" not in line and "[" not in line or MODEL_FORMAT.fullmatch(line.strip()) or not MODEL_FORMAT.search(line):
             out.append(line)
             continue
         pos = 0
-        for m in SENTINEL.finditer(line):
+        for m in MODEL_FORMAT.finditer(line):
             if line[pos : m.start()].strip():
                 out.append(INLINE + line[pos : m.start()])
             out.append(INLINE + m.group(0))

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from logmine.masking import WILDCARD
-from logmine.prompt_syntax import SENTINEL
+from logmine.prompt_syntax import MODEL_FORMAT, TEMPLATE_BOUNDARY
 
 _KEYED = re.compile(r"^([^=:\s]+[=:])(?=.)")
 
@@ -98,7 +98,7 @@ _NAMED = re.compile(r"\{[a-z_]+\d*(?::[a-z]{6,})?\}")
 def _sentinels(tokens: tuple[str, ...]) -> tuple[str, ...]:
     """The model-format tokens of a unit, in order: units of different prompt formats are never
     one template, so they are bucketed apart (a variable never stands for a sentinel)."""
-    return tuple(m for t in tokens if "<" in t or "[" in t for m in SENTINEL.findall(t))
+    return tuple(m for t in tokens if "<" in t or "[" in t for m in MODEL_FORMAT.findall(t))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -317,7 +317,7 @@ def _variable_region(
         varied += lines[k] if WILDCARD in middle.split(" ") else 0
     total = sum(middles.values())
     distinct = varied + sum(1 for m in middles if WILDCARD not in m.split(" "))
-    if _shared_phrase(middles) or any(SENTINEL.search(m) for m in middles):
+    if _shared_phrase(middles) or any(TEMPLATE_BOUNDARY.search(m) for m in middles):
         return False  # a region holding a model sentinel (``<|im_end|>``) is structure, not one value
     if unique and (distinct < params.unique_region_ratio * total or any(_structured(m, wildcards) for m in middles)):
         return False
