@@ -34,7 +34,10 @@ class _Lines:
         first = kept[np.concatenate(([True], np.diff(kept) > 1))] if len(kept) else kept
         last = kept[np.concatenate((np.diff(kept) > 1, [True]))] if len(kept) else kept
         data = b"\n".join(self.data[s:e] for s, e in zip(self.starts[first].tolist(), self.ends[last].tolist(), strict=True)) + b"\n"
-        return _Lines(data, np.cumsum(self.ends[kept] - self.starts[kept] + 1) - 1)
+        lines = _Lines(data, np.cumsum(self.ends[kept] - self.starts[kept] + 1) - 1)
+        if self._invalid is not None and not keep[self._invalid].any():  # every line that is not UTF-8 is dropped
+            lines._invalid = self._invalid[:0]
+        return lines
 
     def raw(self, i: int) -> bytes:
         """Line ``i`` as the per-line reader sees it (newline and trailing CRs stripped)."""
