@@ -63,7 +63,7 @@ from logmine.records import (
     Reject,
     conform,
 )
-from logmine.stages.ingest.split import REST_SUFFIX, close_idle, keep, plan_split, rest_result, worker_for
+from logmine.stages.ingest.split import REST_SUFFIX, keep, plan_split, rest_result, run_workers, worker_for
 from logmine.stages.ingest.threads import cores, use_threads
 from logmine.stages.ingest.writer import (
     WRITTEN_TABLES,
@@ -235,7 +235,7 @@ def ingest(
         named = ", ".join(str(p) for p in paths)
         raise InputPathError(named, f"no files found to ingest (hidden files and {IGNORE_FILE} patterns are skipped)")
     report = IngestReport(workspace=str(ws.root))
-    with ws.lock(wait=config.wait), _no_cyclic_gc(), contextlib.closing(_IdleWorkers()):
+    with ws.lock(wait=config.wait), _no_cyclic_gc(), run_workers():
         ws = ws.reload()  # another run may have committed while we waited
         known = _known_sources(ws)
         key = ws.secret_key()
@@ -262,13 +262,6 @@ def ingest(
     report.rejects_by_reason = _rejects_by_reason(ws, [f.path for f in report.files if f.status != "skipped"])
     report.seconds = time.perf_counter() - started
     return report
-
-
-class _IdleWorkers:
-    """Stops the run's idle split worker when the run ends (:mod:`logmine.stages.ingest.split`)."""
-
-    def close(self) -> None:
-        close_idle()
 
 
 def _task(txn: Transaction, path: Path, known: dict[str, dict[str, Any]], config: IngestConfig, key: bytes) -> FileTask:

@@ -14,6 +14,7 @@ It counts the lines before its part itself, to number its lines.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import logging
 import os
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -200,6 +201,15 @@ def close_idle() -> None:
     """Stop the idle worker, if any (at the end of a run)."""
     while _idle:
         _idle.pop().close()
+
+
+@contextlib.contextmanager
+def run_workers() -> Iterator[None]:
+    """A run: its idle worker is stopped when it ends."""
+    try:
+        yield
+    finally:
+        close_idle()
 
 
 atexit.register(close_idle)
