@@ -1,14 +1,24 @@
-"""Ingest benchmark: `logmine ingest` vs DuckDB `read_json_auto` -> `COPY ... TO parquet`, same file, same run.
+"""Ingest benchmark: `logmine ingest` vs DuckDB `read_json_auto` -> `COPY ... TO parquet`, three input shapes, same run.
 
-The script writes N native JSONL records with realistic fields (about 300 bytes a line: editor
-events with ISO times, some with attrs; code-assistant requests with epoch-ms times, code in
-prefix/suffix/completion and per-token timings) into --data-dir (kept for later runs), then runs
-each side in its own subprocess, interleaved --repeat times, and reports wall time, MB/s, rows/s
-and the peak RSS of each (from wait4), and the ratio of the throughputs. Optionally it also runs
-logmine's per-line reader (--per-line) and times the other formats' readers on small inputs made
-by `logmine sample` (--other-events).
+Shapes, each run by both sides on the same files, interleaved --repeat times (each side in its own
+subprocess: whole-process wall time, user+sys CPU and peak RSS from wait4):
 
-    .venv/bin/python bench/ingest.py --events 5000000 --repeat 3
+* lean: N native JSONL records of about 300 bytes (editor events with ISO times, some with attrs;
+  code-assistant requests with epoch-ms times, short code and per-token timings), one file, written
+  into --data-dir and kept (--events);
+* prompt-heavy: the output of `python -m logmine sample DIR --events N --seed 3 --format native`
+  (--sample-events): a few files of tens of MB, 16 % requests with whole prompts, completions and
+  token timings, 0.5 % planted malformed lines;
+* small files: one file of that sample (the second by name) cut at line ends into files of about
+  --small-bytes (306 files of ~300 KB for the issue's 400,000 events).
+
+DuckDB reads the directory's files with one glob (`ignore_errors = true` where lines are malformed)
+into one Parquet file; logmine ingests the directory into a fresh workspace. The ratio is DuckDB's
+median wall time over logmine's (logmine's throughput over DuckDB's; the target is >= 0.5).
+Optionally it also runs logmine's per-line reader on the lean file (--per-line) and times the other
+formats' readers on small inputs made by `logmine sample` (--other-events).
+
+    .venv/bin/python bench/ingest.py --events 5000000 --sample-events 400000 --repeat 3
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -48,7 +59,8 @@ import duckdb, sys, time
 started = time.perf_counter()
 con = duckdb.connect()
 con.execute("SET enable_progress_bar = false")
-con.execute("COPY (SELECT * FROM read_json_auto(?)) TO '" + sys.argv[2].replace("'", "''") + "' (FORMAT parquet)", [sys.argv[1]])
+options = ", format = 'newline_delimited'" + (", ignore_errors = true" if sys.argv[3] == "1" else "")
+con.execute("COPY (SELECT * FROM read_json_auto(?" + options + ")) TO '" + sys.argv[2].replace("'", "''") + "' (FORMAT parquet)", [sys.argv[1]])
 rows = con.execute("SELECT count(*) FROM read_parquet(?)", [sys.argv[2]]).fetchone()[0]
 print(rows, time.perf_counter() - started)
 """
@@ -125,25 +137,88 @@ def measure(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, obje
             "stdout": out.decode()}
 
 
-def run_peer(data: Path, work: Path) -> dict[str, object]:
+def run_peer(shape: Shape, work: Path) -> dict[str, object]:
     out = work / "peer.parquet"
-    result = measure([PYTHON, "-c", PEER, str(data), str(out)])
+    result = measure([PYTHON, "-c", PEER, shape.peer_input, str(out), "1" if shape.malformed else "0"])
     rows, inner = result.pop("stdout").split()[-2:]  # type: ignore[union-attr]
     out.unlink(missing_ok=True)
     return {**result, "rows": int(rows), "inner_seconds": float(inner)}
 
 
-def run_logmine(data: Path, work: Path, per_line: bool = False) -> dict[str, object]:
+def run_logmine(shape: Shape, work: Path, per_line: bool = False) -> dict[str, object]:
     ws = work / "ws"
     shutil.rmtree(ws, ignore_errors=True)
-    env = {**os.environ, "LOGMINE_NATIVE_FAST": "0" if per_line else "1"}
-    result = measure([PYTHON, "-m", "logmine", "ingest", str(data), "-o", str(ws), "-q", "--format", "json"], env)
+    env = dict(os.environ)
+    if per_line:
+        env["LOGMINE_NATIVE_FAST"] = "0"
+    result = measure([PYTHON, "-m", "logmine", "ingest", str(shape.path), "-o", str(ws), "-q", "--format", "json"], env)
     report = json.loads(result.pop("stdout"))  # type: ignore[arg-type]
     shutil.rmtree(ws, ignore_errors=True)
     rows = report["events"] + report["llm_requests"]
-    if report["lines_rejected"] or rows != report["lines_read"]:
-        raise SystemExit(f"logmine did not accept every line: {report}")
+    if report["lines_read"] != shape.lines or report["lines_accepted"] + report["lines_rejected"] != shape.lines:
+        raise SystemExit(f"logmine did not account for every line of {shape.name} ({shape.lines:,} lines): {report}")
+    if not shape.malformed and (report["lines_rejected"] or rows != shape.lines):
+        raise SystemExit(f"logmine did not accept every line of {shape.name}: {report}")
     return {**result, "rows": rows, "inner_seconds": report["seconds"]}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One input shape: a file or a directory of native JSONL, with what the peer needs to read it."""
+
+    name: str
+    path: Path
+    files: int
+    size: int
+    lines: int
+    malformed: bool
+    """Whether some lines are malformed (DuckDB then reads with ``ignore_errors = true``)."""
+
+    @property
+    def peer_input(self) -> str:
+        return str(self.path / "*.jsonl") if self.path.is_dir() else str(self.path)
+
+    @classmethod
+    def of(cls, name: str, path: Path, malformed: bool) -> Shape:
+        files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+        lines = 0
+        for f in files:
+            with open(f, "rb") as fh:  # also warms the page cache for both sides alike
+                while block := fh.read(1 << 24):
+                    lines += block.count(b"\n")
+                fh.seek(-1, os.SEEK_END)
+                lines += fh.read(1) != b"\n"
+        return cls(name, path, len(files), sum(f.stat().st_size for f in files), lines, malformed)
+
+
+def sample_dir(data_dir: Path, events: int) -> Path:
+    """`logmine sample` output of ``events`` events (seed 3, native), made once."""
+    out = data_dir / f"sample-{events}-s3"
+    native = out / "native"
+    if not native.is_dir():
+        print(f"generating {out} ...", file=sys.stderr)
+        shutil.rmtree(out, ignore_errors=True)
+        subprocess.run([PYTHON, "-m", "logmine", "sample", str(out), "--events", str(events), "--seed", "3", "--format", "native",
+                        "-q"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return native
+
+
+def small_files(native: Path, size: int) -> Path:
+    """The sample's second file (by name) cut at line ends into files of about ``size`` bytes, made once."""
+    source = sorted(native.glob("*.jsonl"))[min(1, len(list(native.glob("*.jsonl"))) - 1)]
+    out = native.parent / f"small-{size}"
+    if not out.is_dir():
+        tmp = native.parent / f".small-{size}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        data, at, index = source.read_bytes(), 0, 0
+        while at < len(data):
+            end = data.find(b"\n", at + size)
+            end = len(data) if end < 0 else end + 1
+            (tmp / f"{source.stem}-{index:05d}.jsonl").write_bytes(data[at:end])
+            at, index = end, index + 1
+        os.replace(tmp, out)
+    return out
 
 
 def figures(runs: list[dict[str, object]], size: int) -> dict[str, float]:
@@ -192,41 +267,53 @@ def other_readers(events: int, data_dir: Path) -> dict[str, dict[str, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--events", type=int, default=5_000_000, help="native records to generate and ingest")
+    parser.add_argument("--events", type=int, default=5_000_000, help="lean native records to generate and ingest (0: skip the shape)")
+    parser.add_argument("--sample-events", type=int, default=400_000,
+                        help="`logmine sample --events` for the prompt-heavy and small-file shapes (0: skip both)")
+    parser.add_argument("--small-bytes", type=int, default=300_000, help="about this many bytes per file of the small-file shape (0: skip it)")
     parser.add_argument("--data-dir", type=Path, default=ROOT / "bench" / "data")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--repeat", type=int, default=3, help="interleaved runs per side; figures use the median")
-    parser.add_argument("--per-line", action="store_true", help="also time logmine's per-line reader (slow)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the lean file")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved runs per side and shape; figures use the median")
+    parser.add_argument("--per-line", action="store_true", help="also time logmine's per-line reader on the lean file (slow)")
     parser.add_argument("--other-events", type=int, default=0, help="`logmine sample` events for the other readers' rows/s")
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args()
 
-    data = args.data_dir / f"native-{args.events}-s{args.seed}.jsonl"
-    if not data.is_file():
-        print(f"generating {data} ...", file=sys.stderr)
-        generate(data, args.events, args.seed)
-    size = data.stat().st_size
-    with open(data, "rb") as fh:  # warm the page cache for both sides alike
-        while fh.read(1 << 24):
-            pass
-    results: dict[str, object] = {"events": args.events, "file": str(data), "bytes": size, "cpus": os.cpu_count(),
-                                  "load_before": os.getloadavg()[0]}
-    peer, ours = [], []
+    shapes: list[Shape] = []
+    if args.events:
+        lean = args.data_dir / f"native-{args.events}-s{args.seed}.jsonl"
+        if not lean.is_file():
+            print(f"generating {lean} ...", file=sys.stderr)
+            generate(lean, args.events, args.seed)
+        shapes.append(Shape.of("lean events", lean, malformed=False))
+    if args.sample_events:
+        native = sample_dir(args.data_dir, args.sample_events)
+        shapes.append(Shape.of("prompt-heavy sample", native, malformed=True))
+        if args.small_bytes:
+            shapes.append(Shape.of("many small files", small_files(native, args.small_bytes), malformed=True))
+    results: dict[str, object] = {"cpus": os.cpu_count(), "load_before": os.getloadavg()[0], "repeat": args.repeat, "shapes": {}}
+    runs: dict[str, tuple[list[dict[str, object]], list[dict[str, object]]]] = {s.name: ([], []) for s in shapes}
     with tempfile.TemporaryDirectory(prefix="bench-ingest-", dir=args.data_dir) as tmp:
         work = Path(tmp)
         for i in range(args.repeat):
-            peer.append(run_peer(data, work))
-            ours.append(run_logmine(data, work))
-            print(f"run {i + 1}: duckdb {peer[-1]['seconds']:.2f} s, logmine {ours[-1]['seconds']:.2f} s", file=sys.stderr)
-        results["duckdb"] = figures(peer, size)
-        results["logmine"] = figures(ours, size)
-        results["ratio"] = round(results["logmine"]["mb_per_s"] / results["duckdb"]["mb_per_s"], 3)  # type: ignore[index]
-        results["ratio_best"] = round(results["duckdb"]["best_s"] / results["logmine"]["best_s"], 3)  # type: ignore[index]
-        results["ratio_cpu"] = round(results["duckdb"]["median_cpu_s"] / results["logmine"]["median_cpu_s"], 3)  # type: ignore[index]
-        results["runs"] = {"duckdb": [round(float(r["seconds"]), 2) for r in peer],  # type: ignore[arg-type]
-                           "logmine": [round(float(r["seconds"]), 2) for r in ours]}  # type: ignore[arg-type]
-        if args.per_line:
-            results["logmine_per_line"] = figures([run_logmine(data, work, per_line=True)], size)
+            for shape in shapes:
+                peer, ours = runs[shape.name]
+                peer.append(run_peer(shape, work))
+                ours.append(run_logmine(shape, work))
+                print(f"run {i + 1}, {shape.name}: duckdb {peer[-1]['seconds']:.2f} s, logmine {ours[-1]['seconds']:.2f} s"
+                      f" (load {os.getloadavg()[0]:.1f})", file=sys.stderr)
+        for shape in shapes:
+            peer, ours = runs[shape.name]
+            d, m = figures(peer, shape.size), figures(ours, shape.size)
+            results["shapes"][shape.name] = {  # type: ignore[index]
+                "path": str(shape.path), "files": shape.files, "bytes": shape.size, "lines": shape.lines, "duckdb": d, "logmine": m,
+                "ratio": round(d["median_s"] / m["median_s"], 3), "ratio_best": round(d["best_s"] / m["best_s"], 3),
+                "ratio_cpu": round(d["median_cpu_s"] / m["median_cpu_s"], 3),
+                "runs": {"duckdb": [round(float(r["seconds"]), 2) for r in peer],  # type: ignore[arg-type]
+                         "logmine": [round(float(r["seconds"]), 2) for r in ours]},  # type: ignore[arg-type]
+            }
+        if args.per_line and args.events:
+            results["lean_per_line"] = figures([run_logmine(shapes[0], work, per_line=True)], shapes[0].size)
     results["load_after"] = os.getloadavg()[0]
     if args.other_events:
         results["other_readers"] = other_readers(args.other_events, args.data_dir)
@@ -236,24 +323,27 @@ def main() -> None:
 
 
 def report(r: dict[str, object]) -> None:
-    d, m = r["duckdb"], r["logmine"]
-    print(f"\n{r['events']:,} native records, {int(r['bytes']) / 1e6:,.0f} MB; median of {len(r['runs']['duckdb'])} interleaved runs"  # type: ignore[index]
-          f" (load average {r['load_before']:.1f} before, {r['load_after']:.1f} after)\n")
-    print("| side | median s (best) | MB/s | rows/s | CPU s | cores (CPU s / s) | peak RSS MiB |")
-    print("|---|---|---|---|---|---|---|")
-    rows = [("DuckDB read_json_auto -> COPY parquet (peer)", d), ("logmine ingest (fast path)", m)]
-    if "logmine_per_line" in r:
-        rows.append(("logmine ingest, per-line reader", r["logmine_per_line"]))
-    for name, f in rows:
-        print(f"| {name} | {f['median_s']} ({f['best_s']}) | {f['mb_per_s']} | {f['rows_per_s']:,} | {f['median_cpu_s']} | {f['cores']} | {f['peak_rss_mib']} |")  # type: ignore[index]
-    print(f"\nratio logmine / DuckDB throughput (target >= 0.5): median **{r['ratio']}**, best-of-runs {r['ratio_best']},"
-          f" CPU time {r['ratio_cpu']}; runs: {r['runs']}")
+    print(f"\nmedian of {r['repeat']} interleaved runs per side and shape, whole processes"
+          f" (load average {r['load_before']:.1f} before, {r['load_after']:.1f} after; {r['cpus']} CPUs)\n")
+    print("| shape | files | MB | lines | DuckDB s (best) | DuckDB CPU s | DuckDB peak RSS MiB | logmine s (best) | logmine CPU s"
+          " | logmine peak RSS MiB | ratio (best) | CPU ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, f in r["shapes"].items():  # type: ignore[union-attr]
+        d, m = f["duckdb"], f["logmine"]
+        print(f"| {name} | {f['files']} | {f['bytes'] / 1e6:,.0f} | {f['lines']:,} | {d['median_s']} ({d['best_s']}) | {d['median_cpu_s']}"
+              f" | {d['peak_rss_mib']} | {m['median_s']} ({m['best_s']}) | {m['median_cpu_s']} | {m['peak_rss_mib']}"
+              f" | **{f['ratio']}** ({f['ratio_best']}) | {f['ratio_cpu']} |")
+    print("\nratio: DuckDB's median wall time / logmine's (target >= 0.5); runs (s):")
+    for name, f in r["shapes"].items():  # type: ignore[union-attr]
+        print(f"- {name}: duckdb {f['runs']['duckdb']}, logmine {f['runs']['logmine']}")
+    if "lean_per_line" in r:
+        f = r["lean_per_line"]
+        print(f"\nlean file, logmine's per-line reader: {f['median_s']} s, {f['median_cpu_s']} CPU s, {f['peak_rss_mib']} MiB")  # type: ignore[index]
     if "other_readers" in r:
         print("\n| format | files | MB | lines | rows | s | rows/s |")
         print("|---|---|---|---|---|---|---|")
         for fmt, f in r["other_readers"].items():  # type: ignore[union-attr]
             print(f"| {fmt} | {f['files']} | {f['mb']} | {f['lines']:,} | {f['rows']:,} | {f['seconds']} | {f['rows_per_s']:,} |")
-
 
 if __name__ == "__main__":
     main()

@@ -32,7 +32,8 @@ import secrets
 import shutil
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,6 +108,22 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+FSYNC_THREADS = 16
+"""fsyncs issued at once by a commit: a run that read many small files has a few data files per
+file, and one fsync after another waited on the disk for each (1.6-4 ms apiece on the dev box)."""
+
+
+def _fsync_all(sync: Callable[[Path], None], paths: list[Path]) -> None:
+    """``sync`` every path, several at once (an fsync waits on the disk, not on the CPU)."""
+    if len(paths) < 2:
+        for path in paths:
+            sync(path)
+        return
+    with ThreadPoolExecutor(min(FSYNC_THREADS, len(paths)), thread_name_prefix="logmine-fsync") as pool:
+        for _ in pool.map(sync, paths):  # re-raises the first failure
+            pass
 
 
 class Workspace:
@@ -242,10 +259,8 @@ class Workspace:
     def _commit(self, tables: dict[str, TableEntry]) -> None:
         old = {rel for e in self.tables.values() for rel in [*e.partitions.values(), e.schema_file] if rel}
         new = {rel for e in tables.values() for rel in [*e.partitions.values(), e.schema_file] if rel} - old
-        for rel in sorted(new):
-            _fsync_file(self.root / rel)
-        for folder in sorted({(self.root / rel).parent for rel in new}):
-            _fsync_dir(folder)
+        _fsync_all(_fsync_file, [self.root / rel for rel in sorted(new)])
+        _fsync_all(_fsync_dir, sorted({(self.root / rel).parent for rel in new}))
         _crash_point("before-manifest")
         manifest = {
             "format_version": FORMAT_VERSION,

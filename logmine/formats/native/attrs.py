@@ -83,7 +83,27 @@ def _canonical_attrs(ok: np.ndarray, lines: _Lines, cache: _AttrsCache) -> tuple
     return out, ok
 
 
+_ATTRS_LAST = rf'[{{,]{_WS}"attrs"{_WS}(:{_WS}\{{[^{{}}]*\}}){_WS}\}}{_WS}$'
+"""``attrs`` as the last member of the line's object, holding an object without braces inside.
+
+In a line Polars parsed (valid JSON), a quote after ``{`` or ``,`` opens a string, so this
+``"attrs"`` and its colon are a key; the ``}`` after its value is the last of the line, so it
+closes the top-level object. The last member is the value orjson keeps for a repeated key.
+Anchored at the end, the regex is matched backwards from there: a long prompt before it is not read.
+"""
+
+
 def _attrs_texts(raw: pl.Series, escaped: np.ndarray) -> pl.Series:
+    """The text after the top-level ``"attrs"`` key (``: {...}``) where it is cut out safely, else null:
+    where it is the last member (:data:`_ATTRS_LAST`), else by :func:`_attrs_texts_before`."""
+    last = raw.str.extract(_ATTRS_LAST, 1)
+    rest = np.flatnonzero(last.is_null().to_numpy())
+    if len(rest) == 0:
+        return last
+    return last.scatter(rest, _attrs_texts_before(raw.gather(rest), escaped[rest]))
+
+
+def _attrs_texts_before(raw: pl.Series, escaped: np.ndarray) -> pl.Series:
     """The text after the top-level ``"attrs"`` key (``: {...}``) where it is cut out safely, else null.
 
     Safely: the line is ASCII (so byte offsets are character offsets) without ``\\u`` escapes (a key

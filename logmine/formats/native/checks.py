@@ -64,6 +64,43 @@ def _polars_can_read(raw: bytes) -> bool:
     return times is None or (type(times) is list and all(t is None or type(t) in (int, float) for t in times))
 
 
+_TYPED_KEYS = (
+    rf'"(?:duration_ms|ttft_ms|total_ms|prompt_tokens|completion_tokens)"{_WS}:{_WS}[^ \t\r\n0-9n-]'
+    rf'|"accepted"{_WS}:{_WS}[^ \t\r\ntfn]|"token_(?:times_ms|texts)"{_WS}:{_WS}[^ \t\r\n\[n]'
+)
+"""A key of a number, boolean or list column followed by a value of another type (Polars fails the parse on it)."""
+
+
+def _suspect_lines(lines: _Lines) -> np.ndarray:
+    """The lines (indexes, ascending) that a vectorised look at the raw bytes says Polars may fail
+    to parse: no ``{`` first or ``}`` last (a cut line, a blank one, not an object), a raw control
+    byte (a string cut at the line end), invalid UTF-8, or a value of the wrong type after a key of
+    a number, boolean or list column (:data:`_TYPED_KEYS`).
+
+    Lines it misses only cost time: when the lines left still fail to parse, every line is sifted.
+    """
+    data, starts, ends = lines.data, lines.starts, lines.ends
+    raw = np.frombuffer(data, np.uint8)
+    size, suspect = len(raw), np.zeros(lines.count, bool)
+    if not size or not lines.count:
+        return np.flatnonzero(suspect)
+    nonempty = ends > starts
+    last_at = ends - 1
+    last_at = last_at - (nonempty & (raw[np.maximum(last_at, 0)] == 13))  # one CR before the newline
+    suspect |= ~nonempty | (raw[np.minimum(starts, size - 1)] != 0x7B) | (last_at < starts) | (raw[np.maximum(last_at, 0)] != 0x7D)
+    newlines = lines.count - (0 if data.endswith(b"\n") else 1)
+    if np.count_nonzero(raw < 32) > newlines:  # control bytes other than the newlines (CRs of CRLF among them)
+        at = np.flatnonzero((raw < 32) & (raw != 10))
+        after = np.minimum(at + 1, size - 1)
+        at = at[~((raw[at] == 13) & (raw[after] == 10) & (at + 1 < size))]
+        suspect[np.searchsorted(ends, at)] = True
+    invalid = lines.invalid_utf8()
+    suspect[invalid] = True
+    column = lines.blanked_column(invalid) if len(invalid) else lines.column()
+    suspect |= column.str.contains(_TYPED_KEYS).to_numpy()
+    return np.flatnonzero(suspect)
+
+
 def _uncertain_rows(df: pl.DataFrame, lines: _Lines, epoch_ms: np.ndarray) -> np.ndarray:
     """Rows whose values Polars may have coerced or decoded differently from orjson (``epoch_ms``:
     the rows whose ``ts`` text is 12-13 digits)."""

@@ -49,6 +49,7 @@ from logmine.formats.native.checks import (  # noqa: F401 - _SUSPECT, _suspect_r
     _SUSPECT,
     _checks,
     _polars_can_read,
+    _suspect_lines,
     _suspect_rows,
     _ts_value,
     _uncertain_rows,
@@ -237,14 +238,30 @@ class _Chunk:
         batch.requests = _merge(self.requests, self.slow.requests, REQUEST_COLUMNS)
 
     def _sift(self, lines: _Lines, numbers: np.ndarray) -> None:
-        """After a failed parse: lines Polars would choke on go per line, the rest is parsed again."""
+        """After a failed parse: the suspect lines (:func:`_suspect_lines`) Polars would choke on go
+        per line and the rest is parsed again; should that fail too, every line left is sifted."""
+        suspects = _suspect_lines(lines)
+        unreadable = [i for i in suspects.tolist() if not _polars_can_read(lines.raw(i))]
+        if unreadable:
+            keep = np.ones(lines.count, bool)
+            keep[unreadable] = False
+            self._per_line(lines, numbers, unreadable)
+            if not keep.any():
+                return
+            lines, numbers = lines.without(np.array(unreadable, np.int64)), numbers[keep]
+            if self._fast(lines, numbers):
+                return
+        self._sift_every_line(lines, numbers)
+
+    def _sift_every_line(self, lines: _Lines, numbers: np.ndarray) -> None:
+        """Lines Polars would choke on (each line checked with orjson) go per line, the rest is parsed again."""
         readable = [i for i in range(lines.count) if _polars_can_read(lines.raw(i))]
         keep = np.zeros(lines.count, bool)
         keep[readable] = True
         self._per_line(lines, numbers, np.flatnonzero(~keep))
         if not readable:
             return
-        rest = _Lines(b"\n".join(lines.data[lines.starts[i]:lines.ends[i]] for i in readable) + b"\n")
+        rest = lines.without(np.flatnonzero(~keep))
         if not self._fast(rest, numbers[keep]):
             self._halve(rest, numbers[keep])
 
@@ -265,14 +282,10 @@ class _Chunk:
 
     def _fast(self, lines: _Lines, numbers: np.ndarray) -> bool:
         """Parse and check ``lines`` with Polars; False when the piece as a whole cannot be parsed."""
-        data = lines.data
-        if not data.isascii():
-            try:
-                data.decode()
-            except UnicodeDecodeError:
-                return False
+        if len(lines.invalid_utf8()):
+            return False
         try:
-            df = pl.read_ndjson(data, schema=_read_schema()).rechunk()  # one chunk a column: each eager step would else copy the ~18 pieces again
+            df = pl.read_ndjson(lines.data, schema=_read_schema()).rechunk()  # one chunk a column: each eager step would else copy the ~18 pieces again
         except (Exception, pl.exceptions.PanicException):  # noqa: BLE001 - any parse failure: sift the lines
             return False
         if df.height != lines.count:

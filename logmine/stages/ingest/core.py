@@ -63,7 +63,7 @@ from logmine.records import (
     conform,
 )
 from logmine.stages.ingest.inputs import IGNORE_FILE, collect_files, companions_of, with_companions
-from logmine.stages.ingest.split import REST_SUFFIX, Worker, plan_split, rest_result
+from logmine.stages.ingest.split import REST_SUFFIX, keep, plan_split, rest_result, run_workers, worker_for
 from logmine.stages.ingest.threads import cores, use_threads
 from logmine.stages.ingest.writer import (
     WRITTEN_TABLES,
@@ -185,7 +185,7 @@ def ingest(
         named = ", ".join(str(p) for p in paths)
         raise InputPathError(named, f"no files found to ingest (hidden files and {IGNORE_FILE} patterns are skipped)")
     report = IngestReport(workspace=str(ws.root))
-    with ws.lock(wait=config.wait), _no_cyclic_gc():
+    with ws.lock(wait=config.wait), _no_cyclic_gc(), run_workers():
         ws = ws.reload()  # another run may have committed while we waited
         known = _known_sources(ws)
         key = ws.secret_key()
@@ -374,13 +374,13 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
     except _FILE_ERRORS as exc:
         return _file_reject(task, _size(path), None, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
     big = before.st_size >= THREADS_MIN_BYTES
-    threads = task.threads if task.threads is not None else not big or use_threads()
+    threads = task.threads if task.threads is not None else IN_STEP_MAX_BYTES <= before.st_size and (not big or use_threads())
     # two processes even on a busy machine: each gets its share of the cores, as the other work's do
     wanted = task.split if task.split is not None else task.threads is None and big and cores() >= 2
     rest = plan_split(path, fmt, before.st_size, wanted, task.key, task.user_key, task.rest_files)
-    worker = None if rest is None else Worker(rest)
+    worker = None if rest is None else worker_for(rest)
     with ThreadPoolExecutor(1, thread_name_prefix="logmine-sha256") as pool:
-        hashed: Future[str] | None = None if sha else pool.submit(file_sha256, path)
+        hashed: Future[str] | None = None if sha or not threads else pool.submit(file_sha256, path)
         writer = PartitionWriter({t: Path(f) for t, f in task.files.items()}, task.key, task.path, fmt, task.user_key)
         try:
             batches = _batches(fmt, path, threads and rest is None, None if rest is None else rest.start)
@@ -390,13 +390,16 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
                 writer.write(prepared)
                 on_bytes(prepared.bytes_read)
             rest_done = None if rest is None else rest_result(worker, rest, on_bytes)  # type: ignore[arg-type]
-            sha = sha or hashed.result()  # type: ignore[union-attr]
+            if worker is not None:
+                keep(worker)  # its part is done: it waits for the next big file
+                worker = None
+            sha = sha or (hashed.result() if hashed is not None else file_sha256(path))
             after = path.stat()
         except _FILE_ERRORS as exc:  # a truncated .gz, a corrupt zip or .zst: the file, not a line
             writer.abort()
             return _file_reject(task, before.st_size, fmt, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
         finally:
-            if worker is not None:
+            if worker is not None:  # left while it was busy
                 worker.kill()
     if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
         sha = _CHANGED
@@ -430,6 +433,9 @@ def _companions_unchanged(task: FileTask) -> bool:
 _CHANGED = "changed-while-read"
 THREADS_MIN_BYTES = 64 << 20
 """Smaller files are read with threads without asking whether cores are spare (sampling takes ~40 ms)."""
+IN_STEP_MAX_BYTES = 4 << 20
+"""Smaller files are read, hashed and written in step, in this thread: for a file of a few hundred
+KB, starting and joining the hashing and prefetch threads cost more than they overlap."""
 
 
 def _batches(fmt: str, path: Path, threads: bool, stop: int | None = None) -> Iterator[Batch]:

@@ -6,20 +6,24 @@ right after the first, so the tables hold the same rows in the same order as one
 Threads in one process share the GIL and cost CPU; two processes each read as cheaply as one
 thread, so on a machine with two free cores the file takes about half the time.
 
-The worker is ``python -m logmine.stages.ingest.split``: the part as JSON on stdin, its report
-and files as JSON on stdout. It counts the lines before its part itself, to number its lines.
+The worker is ``python -m logmine.stages.ingest.split``: each part as a JSON line on stdin, its
+report and files as a JSON line on stdout; one worker serves a run's big files one after another.
+It counts the lines before its part itself, to number its lines.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import logging
 import os
+import queue
 import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -116,29 +120,49 @@ def write_part(part: Part, on_bytes: Callable[[int], None] | None = None) -> tup
 
 
 class Worker:
-    """A worker process writing one part; :meth:`result` waits for it."""
+    """A worker process writing parts, one at a time; :meth:`result` waits for the current one.
+
+    One worker serves every big file of a run (:func:`worker_for`, :func:`keep`,
+    :func:`close_idle`): starting Python and importing Polars took ~0.4 CPU s a file.
+    """
 
     def __init__(self, part: Part) -> None:
-        message = {**asdict(part), "user_key": part.user_key.hex()}
         env = {**os.environ, "POLARS_MAX_THREADS": os.environ.get("POLARS_MAX_THREADS", "1")}
         self.stderr = tempfile.TemporaryFile()  # a pipe could fill while this process is busy reading
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "logmine.stages.ingest.split"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self.stderr, env=env,
         )
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.submit(part)
+
+    def submit(self, part: Part) -> None:
+        """Send the next part (the worker is idle: its last result was read)."""
+        message = {**asdict(part), "user_key": part.user_key.hex()}
+        assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps(message).encode() + b"\n")  # small: fits the pipe
         self.proc.stdin.flush()  # stdin stays open: the worker stops when it closes (this process died)
 
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
     def result(self) -> tuple[FileReport, dict[str, Path]]:
-        out = self.proc.stdout.read()  # type: ignore[union-attr] - until the worker exits
-        self.proc.wait()
-        self.proc.stdin.close()  # type: ignore[union-attr]
-        if self.proc.returncode != 0:
+        line = self.proc.stdout.readline()  # type: ignore[union-attr] - the part's answer, or EOF when the worker died
+        if not line:
+            self.proc.wait()
             self.stderr.seek(0)
             raise WorkerError(self.proc.returncode, self.stderr.read().decode(errors="replace")[-2000:])
-        answer = json.loads(out)
+        answer = json.loads(line)
         return FileReport(**answer["report"]), {t: Path(f) for t, f in answer["files"].items()}
+
+    def close(self) -> None:
+        """Let an idle worker stop (stdin closed) and wait for it."""
+        if self.alive():
+            self.proc.stdin.close()  # type: ignore[union-attr]
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # pragma: no cover - it stops at once
+                pass
+        self.kill()
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -150,6 +174,47 @@ class Worker:
         self.stderr.close()
 
 
+_idle: list[Worker] = []
+"""The run's worker between two big files."""
+
+
+def worker_for(part: Part) -> Worker:
+    """A worker writing ``part``: the idle one when it is still alive, else a new one."""
+    while _idle:
+        worker = _idle.pop()
+        if worker.alive():
+            worker.submit(part)
+            return worker
+        worker.kill()
+    return Worker(part)
+
+
+def keep(worker: Worker) -> None:
+    """Keep ``worker`` (its part's result read) for the next big file."""
+    if worker.alive():
+        _idle.append(worker)
+    else:
+        worker.kill()
+
+
+def close_idle() -> None:
+    """Stop the idle worker, if any (at the end of a run)."""
+    while _idle:
+        _idle.pop().close()
+
+
+@contextlib.contextmanager
+def run_workers() -> Iterator[None]:
+    """A run: its idle worker is stopped when it ends."""
+    try:
+        yield
+    finally:
+        close_idle()
+
+
+atexit.register(close_idle)
+
+
 class WorkerError(RuntimeError):
     """The worker process failed (a bug or a killed process, not bad input: bad lines are rejects)."""
 
@@ -158,22 +223,31 @@ class WorkerError(RuntimeError):
 
 
 def main() -> None:
-    message = json.loads(sys.stdin.buffer.readline())
-    part = Part(**{**message, "user_key": bytes.fromhex(message["user_key"])})
-    threading.Thread(target=_exit_with_parent, daemon=True).start()
-    report, files = write_part(part)
-    sys.stdout.write(json.dumps({"report": asdict(report), "files": {t: str(p) for t, p in files.items()}}))
+    parts: queue.Queue[Part] = queue.Queue()
+    busy = threading.Event()
+    threading.Thread(target=_read_parts, args=(parts, busy), daemon=True).start()
+    while True:
+        report, files = write_part(parts.get())
+        busy.clear()
+        sys.stdout.write(json.dumps({"report": asdict(report), "files": {t: str(p) for t, p in files.items()}}) + "\n")
+        sys.stdout.flush()
 
 
-
-def _exit_with_parent() -> None:
-    """Stop at once when stdin closes before the part is done: the reading process died (or was
-    killed), so nobody will adopt the files; they are left for the workspace to collect. (Reads
-    the file descriptor, not ``sys.stdin``: a thread blocked in its buffer's lock aborts the
+def _read_parts(parts: queue.Queue[Part], busy: threading.Event) -> None:
+    """Hand each part (a JSON line on stdin) to the main thread; stop at once when stdin closes:
+    exit status 0 when idle (the run is over), 3 when a part was in hand: the reading process died
+    (or was killed), so nobody will adopt the files; they are left for the workspace to collect.
+    (Reads the file descriptor, not ``sys.stdin``: a thread blocked in its buffer's lock aborts the
     interpreter's shutdown.)"""
-    while os.read(0, 1 << 16):
-        pass
-    os._exit(3)
+    pending = b""
+    while block := os.read(0, 1 << 16):
+        pending += block
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            message = json.loads(line)
+            busy.set()
+            parts.put(Part(**{**message, "user_key": bytes.fromhex(message["user_key"])}))
+    os._exit(3 if busy.is_set() else 0)
 
 
 if __name__ == "__main__":
