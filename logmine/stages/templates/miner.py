@@ -59,7 +59,7 @@ class MineConfig:
     """Tokens held over all signatures before a consolidation (bounds memory for long prompts)."""
     line_cache_size: int = 100_000
     """Lines remembered with their signature (a line seen before skips masking); 0 turns it off.
-    Log lines are remembered by their digit shape (every digit written 0), so a line that differs
+    Log lines are remembered by their digit shape (every digit 1-9 written 1; see :data:`logmine.masking.DIGIT_SHAPE`), so a line that differs
     from one seen only in its numbers' digits is seen before, when those digits are all masked."""
     mask_cache_size: int = 200_000
     """Masked words (log lines) or masked lines (prompts) remembered; 0 masks every text whole."""
