@@ -12,10 +12,15 @@ the workspace. Per template family (the highest-traffic member represents it):
    the finished template, shared head included, is held to the gate (meaning guard, then fidelity
    at least ``min_fidelity``): when it fails, the pack ships its lossless form, else the original,
    and says why in the template's ``fallback``;
-3. on a deterministic sample of real instances, the code-context slots are trimmed
-   (:mod:`logmine.stages.compress.trim.trimmer`) and tokens are counted with the target tokenizer for the
-   logged prompts and for the lossless, lossy and lossy+trimmed renderings
-   (:mod:`logmine.stages.compress.instances`).
+3. each template gets its render plan (:func:`logmine.runtime.make_plan`: code-context slots
+   trimmed to the budgets, file blocks sent once); on a deterministic sample of real instances,
+   tokens are counted with the target tokenizer for the logged prompts and for the lossless, lossy
+   and lossy+trimmed renderings, all rendered by the pack runtime (:mod:`logmine.runtime`), the code
+   serving sends prompts with (:mod:`logmine.stages.compress.instances`);
+4. with a validator (``choose``: ``logmine compress --validate N``), the generator replays logged
+   requests through each template's forms and the most compressed form whose outputs agree with the
+   logged prompts' ships (else the lossless form, else the original); the token figures are then
+   measured again for what ships, and the results are recorded in the pack.
 
 Writes ``OUT/pack/`` atomically, and the workspace tables ``compress_templates`` and
 ``template_slots``. Re-running on the same workspace gives the same pack byte for byte, except
@@ -24,6 +29,7 @@ Writes ``OUT/pack/`` atomically, and the workspace tables ``compress_templates``
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
@@ -42,24 +48,46 @@ from logmine.pack import (
     PackTotals,
     Placeholder,
     SharedPrefix,
+    PackValidation,
     TemplatePack,
     Thresholds,
-    TrimSettings,
     content_id,
     write_pack,
 )
 from logmine.masking import WILDCARD
 from logmine.redact import Redactor
-from logmine.stages.compress.compressor import CompressConfig, CompressedTemplate, Compressor, has_turns, is_fim, shared_prefixes, split_prefix
+from logmine.stages.compress.compressor import (
+    LOSSY_STEPS,
+    CompressConfig,
+    CompressedTemplate,
+    Compressor,
+    has_turns,
+    is_fim,
+    shared_prefixes,
+    split_prefix,
+)
 from logmine.stages.compress.fidelity import Embedder, TokenCounter, escape_static, segments, static_text
-from logmine.stages.compress.instances import FamilySample, Measured, TokenIds, extract_slots, measure, sample_keys, trim_roles
+from logmine.runtime import FormChoice, LoggedRequest, PromptRuntime, RenderContext, make_plan, trim_settings, trims
+from logmine.stages.compress.instances import (
+    FamilySample,
+    Measured,
+    TokenIds,
+    extract_slots,
+    measure,
+    request_contexts,
+    sample_keys,
+    trim_roles,
+)
+from logmine.stages.compress.trim import TrimConfig
 from logmine.stages.templates import PLACEHOLDER
-from logmine.stages.compress.trim.trimmer import TrimConfig
 from logmine.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
 ProgressFn = Callable[[str, int, int], None]
+Chooser = Callable[[TemplatePack, dict[str, list[LoggedRequest]]], tuple[dict[str, FormChoice], PackValidation]]
+"""The validator: the pack as compressed and each template's logged requests -> each template's
+verdict and the pack's validation summary (``logmine_serving.validate.Chooser``)."""
 
 SLOT_TYPES = {
     "prefix": "code", "suffix": "code", "code": "code", "selection": "code", "declarations": "code", "context": "code",
@@ -126,6 +154,8 @@ class CompressResult:
     """Templates the finished-template gate shipped less compressed than the compressor made them."""
     secrets_redacted: dict[str, int]
     seconds: float = 0.0
+    validation: dict[str, Any] | None = None
+    """The pack's validation summary (:class:`~logmine.pack.PackValidation`); None: not validated."""
 
     def summary(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -154,6 +184,8 @@ class Family:
     roles: dict[str, str] = field(default_factory=dict)
     head: tuple[str, str] | None = None
     """The static head the template shares with others, compressed once: (lossless, lossy) literal text."""
+    plan: Any = None
+    """The render plan of the compressed source (:class:`~logmine.pack.RenderPlan`; None: verbatim)."""
 
     @property
     def n_requests(self) -> int:
@@ -204,8 +236,10 @@ def run(
     config: ExportConfig | None = None,
     progress: ProgressFn = lambda d, a, b: None,
     token_ids: TokenIds | None = None,
+    choose: Chooser | None = None,
 ) -> CompressResult:
-    """Compress the workspace's templates and write the pack; return the figures."""
+    """Compress the workspace's templates and write the pack; return the figures. With ``choose``
+    (the validator), each template ships the form it chooses and the pack records its results."""
     config = config or ExportConfig()
     started = time.perf_counter()
     families = _families(load_templates(ws))
@@ -213,19 +247,84 @@ def run(
     total_requests = ws.scan("llm_requests").select(pl.len()).collect().item()
     redactor = Redactor()
     slot_rows = _recover_instances(families, instances, config.sample_per_template, progress)
-    heads = _compress(families, Compressor(embedder, count_tokens, config.compress), redactor, progress)
+    compressor = Compressor(embedder, count_tokens, config.compress)
+    heads = _compress(families, compressor, redactor, progress)
+    trimming = trim_settings(config.trim)
+    runtime = PromptRuntime(trimming)
+    for fam in families:
+        fam.plan = make_plan(fam.compressed.source, fam.roles, trimming)
     events = ws.scan("events") if ws.has_table("events") else None
-    samples = [FamilySample(f.compressed.lossless_source, f.compressed.source, f.roles, f.sample,
-                            [f.slots[r["request_id"]] for r in f.sample]) for f in families]
-    measured = measure(samples, events, config.trim, count_tokens, token_ids, progress)
-    progress("compress pack", 0, 1)
-    pack, result = _build_pack(families, heads, measured, total_requests, redactor, config, count_tokens)
+    contexts = request_contexts(_samples(families), events)
+
+    def measure_pack() -> tuple[TemplatePack, CompressResult, Measured]:
+        measured = measure(_samples(families), contexts, runtime, count_tokens, token_ids, progress)
+        progress("compress pack", 0, 1)
+        return (*_build_pack(families, heads, measured, total_requests, redactor, config, count_tokens), measured)
+
+    pack, result, measured = measure_pack()
+    if choose is not None:
+        choices, summary = choose(pack, _cases(families, contexts))
+        if _apply_choices(families, heads, choices, compressor):
+            pack, result, measured = measure_pack()
+        pack = _record_validation(pack, choices, summary)
+        result.validation = summary.model_dump(mode="json")
     pack_dir = config.pack_dir or ws.root / "pack"
     write_pack(pack, pack_dir)
-    _write_tables(ws, families, pack, slot_rows)
+    _write_tables(ws, families, pack, slot_rows, measured)
     result.pack_dir = str(pack_dir)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _samples(families: list[Family]) -> list[FamilySample]:
+    return [FamilySample(f.compressed.lossless_source, f.compressed.source, f.roles, f.sample,
+                         [f.slots[r["request_id"]] for r in f.sample], f.plan) for f in families]
+
+
+def _cases(families: list[Family], contexts: dict[str, RenderContext]) -> dict[str, list[LoggedRequest]]:
+    """Each pack template's sampled requests as the validator replays them, in a stable hash order
+    (a validator taking the first N takes a deterministic sample)."""
+    out = {}
+    for fam in families:
+        tid = fam.rep["template_id"]
+        by_id = {r["request_id"]: r for r in fam.sample}
+        order = sorted(by_id, key=_rank)
+        out[tid] = [LoggedRequest(k, tid, dict(fam.slots[k]), contexts.get(k, RenderContext()), by_id[k]["prompt"]) for k in order]
+    return out
+
+
+def _rank(key: str) -> bytes:
+    return hashlib.blake2b(key.encode(), digest_size=8).digest()
+
+
+def _apply_choices(families: list[Family], heads: dict[int, str], choices: dict[str, FormChoice], compressor: Compressor) -> bool:
+    """Make each family ship the form its validation chose; True when any changed."""
+    changed = False
+    for index, fam in enumerate(families):
+        choice = choices.get(fam.rep["template_id"])
+        if choice is None or choice.form == "compressed":
+            continue
+        c = fam.compressed
+        why = f"validation: {choice.reason}" if choice.reason else "validation"
+        if choice.form == "lossless" and c.lossless_source != c.original_source:
+            fid = round(compressor.fidelity(c.original_source, c.lossless_source), 6)
+            fam.compressed = CompressedTemplate(c.lossless_source, c.original_source, fid, False, [s for s in c.steps if s not in LOSSY_STEPS],
+                                                c.lossless_source, f"lossless: {why}")
+            fam.plan = make_plan(c.lossless_source, fam.roles, None)
+        else:
+            form = "lossless" if choice.form == "lossless" else "original"
+            fam.compressed = CompressedTemplate(c.original_source, c.original_source, 1.0, False, [], c.original_source, f"{form}: {why}")
+            fam.plan = make_plan(c.original_source, fam.roles, None) if form == "lossless" else None
+        if fam.head is not None:
+            fam.head = _shipped_head(fam.compressed.fallback, fam.head, heads[index])
+        changed = True
+    return changed
+
+
+def _record_validation(pack: TemplatePack, choices: dict[str, FormChoice], summary: PackValidation) -> TemplatePack:
+    templates = [t.model_copy(update={"validation": {"form": choices[t.id].form, "reason": choices[t.id].reason, **choices[t.id].record}})
+                 if t.id in choices else t for t in pack.templates]
+    return pack.model_copy(update={"templates": templates, "validation": summary})
 
 
 def _families(templates: pl.DataFrame) -> list[Family]:
@@ -364,7 +463,8 @@ def _build_pack(families, heads, measured: Measured, total_requests, redactor, c
             uncached_tokens_before=_r(max(m.mean("before") - plen["before"].get(i, 0), 0.0)),
             uncached_tokens_after=_r(max(m.mean("after") - plen["after"].get(i, 0), 0.0)),
             fidelity=fam.compressed.fidelity, lossy=fam.compressed.lossy, fallback=fam.compressed.fallback, family_id=fam.family_id,
-            trimmed_slots=dict(sorted(fam.roles.items())) or None, measured_requests=m.n,
+            trimmed_slots=(dict(sorted(fam.roles.items())) or None) if trims(fam.plan) else None, measured_requests=m.n,
+            lossless_source=fam.compressed.lossless_source, plan=fam.plan,
         ))
     result = _totals(families, templates, measured, plen, total_requests, redactor, config)
     r4 = {k: round(v, 4) if isinstance(v, float) else v for k, v in result.__dict__.items()}
@@ -383,7 +483,7 @@ def _build_pack(families, heads, measured: Measured, total_requests, redactor, c
         thresholds=Thresholds(edit_similarity=config.edit_threshold, semantic_similarity=config.semantic_threshold,
                               min_fidelity=config.compress.min_fidelity),
         templates=sorted(templates, key=lambda t: (-t.n_requests, t.id)), shared_prefixes=sorted(shared.values(), key=lambda s: s.id),
-        totals=totals, trimming=_trim_settings(config.trim),
+        totals=totals, trimming=trim_settings(config.trim),
     )
     return pack, result
 
@@ -392,13 +492,6 @@ def _compressed_heads(families: list[Family], heads: dict[int, str], which: int)
     """The shared heads as the compressed templates start with them (``which``: 0 lossless, 1 lossy);
     each was compressed once, so the templates that shared a head share its compressed text."""
     return {i: families[i].head[which] for i in heads if families[i].head and families[i].head[which]}
-
-
-def _trim_settings(trim: TrimConfig | None) -> TrimSettings | None:
-    if trim is None:
-        return None
-    return TrimSettings(prefix_budget_tokens=trim.budget_tokens, suffix_budget_tokens=trim.suffix_budget_tokens,
-                        declarations_budget_tokens=trim.declarations_budget_tokens, ast_weight=trim.ast_weight)
 
 
 def _r(x: float) -> float:
@@ -475,7 +568,7 @@ def _totals(families, templates, measured: Measured, plen, total_requests, redac
     )
 
 
-def _write_tables(ws: Workspace, families: list[Family], pack: TemplatePack, slot_rows: list[dict[str, Any]]) -> None:
+def _write_tables(ws: Workspace, families: list[Family], pack: TemplatePack, slot_rows: list[dict[str, Any]], measured: Measured) -> None:
     by_id = {t.id: t for t in pack.templates}
     rows = []
     for fam in families:
@@ -488,8 +581,10 @@ def _write_tables(ws: Workspace, families: list[Family], pack: TemplatePack, slo
             "rendered_tokens_before": t.rendered_tokens_before, "rendered_tokens_after": t.rendered_tokens_after,
             "uncached_tokens_after": t.uncached_tokens_after,
         })
+    for row in slot_rows:  # the prompt serving sends for a measured request: what the pack counted
+        row["served_hash"], row["served_tokens"] = measured.served.get(row["request_id"], (None, None))
     schema = {"request_id": pl.String, "template_id": pl.String, "family_id": pl.String, "pack_template_id": pl.String,
-              "match": pl.String, "slots": pl.String}
+              "match": pl.String, "slots": pl.String, "served_hash": pl.String, "served_tokens": pl.Int64}
     with ws.lock():
         txn = ws.reload().transaction()
         txn.replace_table("compress_templates", pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame(
