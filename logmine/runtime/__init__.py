@@ -20,11 +20,20 @@ from logmine.runtime.context import RenderContext, dedup_file_blocks, file_block
 from logmine.runtime.plan import lossless, make_plan, slot_order, trim_config, trim_settings, trims
 from logmine.runtime.render import FORMS, Form, PromptRuntime, Which, form, render
 from logmine.runtime.replay import SHIPPED, FormChoice, LoggedRequest, Shipped
-from logmine.runtime.sandbox import CompiledTemplate, RenderLimits, SafeRenderer, template_key
+from logmine.runtime.sandbox import (
+    ALLOWED_COMPARISONS,
+    ALLOWED_FILTERS,
+    ALLOWED_TESTS,
+    SLOT_TYPES,
+    CompiledTemplate,
+    RenderLimits,
+    SafeRenderer,
+    template_key,
+)
 from logmine.stages.compress.trim import recent_files
 
 __all__ = [
-    "FORMS", "SHIPPED", "CompiledTemplate", "Form", "FormChoice", "LoggedRequest", "PromptRuntime", "RenderContext",
+    "ALLOWED_COMPARISONS", "ALLOWED_FILTERS", "ALLOWED_TESTS", "FORMS", "SLOT_TYPES", "SHIPPED", "CompiledTemplate", "Form", "FormChoice", "LoggedRequest", "PromptRuntime", "RenderContext",
     "RenderLimits", "SafeRenderer", "Shipped", "Which",
     "dedup_file_blocks", "file_blocks", "form", "lossless", "make_plan", "recent_files", "render", "slot_order",
     "template_key", "trim_config", "trim_settings", "trims",

@@ -4,7 +4,7 @@ through the same code."""
 
 from __future__ import annotations
 
-from logmine.runtime.sandbox import (
+from logmine.runtime import (
     ALLOWED_COMPARISONS,
     ALLOWED_FILTERS,
     ALLOWED_TESTS,
