@@ -8,7 +8,7 @@ from typing import Any
 
 PAIRS = ("prompt_tokens", "uncached_prompt_tokens", "output_tokens", "ttft_ms", "tokens_per_s", "itl_p50_ms", "itl_p90_ms", "itl_p99_ms")
 """Metrics reported for both prompts (``original``: the logged one, ``compressed``: the served one) and their ratio."""
-MEANS = ("exact_match", "edit_similarity", "parses_original", "parses_compressed", "cached_prompt_tokens")
+MEANS = ("same_prompt", "exact_match", "edit_similarity", "parses_original", "parses_compressed", "cached_prompt_tokens")
 """Metrics reported once."""
 
 
@@ -21,6 +21,7 @@ def summarise(results: Sequence[Any]) -> dict[str, Any]:
     c = [r.compressed for r in results]
     out: dict[str, Any] = {
         "requests": len(results),
+        "same_prompt": _mean([r.same_prompt for r in results]),
         "exact_match": _mean([r.exact for r in results]),
         "edit_similarity": _mean([r.edit_similarity for r in results]),
         "parses_original": _mean([r.parses_original for r in results if r.parses_original is not None]),

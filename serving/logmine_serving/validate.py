@@ -75,6 +75,8 @@ class CaseResult:
     edit_similarity: float
     parses_original: bool | None
     parses_compressed: bool | None
+    same_prompt: bool = False
+    """The served prompt is the logged one, character for character."""
 
 
 @dataclass
@@ -142,7 +144,7 @@ class Replay:
             c = self.generator.generate([served], self.gen, prefix=prefix)[0]
             o = self._reference(logged)
         return CaseResult(case, o, c, o.text == c.text, float(Levenshtein.normalized_similarity(o.text, c.text)),
-                          _parses(case, o.text), _parses(case, c.text))
+                          _parses(case, o.text), _parses(case, c.text), logged == served)
 
     def _reference(self, logged: str) -> SequenceResult:
         if logged not in self.references:
@@ -181,7 +183,7 @@ def _config(config: ValidateConfig, generator: Generator) -> dict[str, Any]:
 
 
 # -- `logmine compress --validate N`: which form ships ----------------------------------------------
-RECORDED = ("requests", "exact_match", "edit_similarity", "parses_original", "parses_compressed", "prompt_tokens",
+RECORDED = ("requests", "same_prompt", "exact_match", "edit_similarity", "parses_original", "parses_compressed", "prompt_tokens",
             "uncached_prompt_tokens", "output_tokens")
 """What the pack records of a form's replay: agreement and tokens, never timings (a re-run gives the same pack)."""
 CHAIN: tuple[tuple[str, Which], ...] = (("compressed", "compressed"), ("lossless", "lossless"))
@@ -223,7 +225,8 @@ def _choose(t: PackTemplate, cases: list[LoggedRequest], replay: Replay, config:
         if key in seen:  # the same prompts as a form already judged: the same verdict
             forms[shipped] = {**forms[seen[key]], "same_prompts_as": seen[key]}
         elif all(logged == served for _, logged, served in items):
-            forms[shipped] = {"requests": len(items), "skipped": skipped, "exact_match": 1.0 if items else None,
+            forms[shipped] = {"requests": len(items), "skipped": skipped, "same_prompt": 1.0 if items else None,
+                              "exact_match": 1.0 if items else None,
                               "edit_similarity": 1.0 if items else None, "identical_prompts": True}
         else:
             prefix = replay.prefix(t, which)

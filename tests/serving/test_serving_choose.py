@@ -52,6 +52,7 @@ def test_validate_replays_the_full_plan_against_the_logged_prompt() -> None:
     assert sorted(set(gen.prompts)) == sorted({*served, *(c.prompt for c in mine)})  # the logged prompts are the reference
     rec = report.templates[0]
     assert rec["requests"] == 2 and rec["exact_match"] == 1.0  # the scripted model writes the prompt's tail: the same
+    assert rec["same_prompt"] == 0.0
     assert rec["prompt_tokens"]["compressed"] < rec["prompt_tokens"]["original"]
     assert rec["uncached_prompt_tokens"]["compressed"] == rec["prompt_tokens"]["compressed"]  # no shared prefix here
 
@@ -64,6 +65,7 @@ def test_the_total_is_traffic_weighted() -> None:
     report = validate(runtime, {a.id: cases(a, 1), b.id: cases(b, 1)}, gen, ValidateConfig(max_new_tokens=6, warmup=0))
     sims = {r["name"]: r["edit_similarity"] for r in report.templates}
     assert sims["a"] == 1.0 and sims["b"] < 1.0
+    assert [r["same_prompt"] for r in report.templates] == [1.0, 0.0]
     assert report.total["edit_similarity"] == (30 * sims["a"] + 10 * sims["b"]) / 40
     assert report.total["requests"] == 2 and report.total["weighting"] == "n_requests"
 
