@@ -48,7 +48,7 @@ def test_default_validation_is_skipped_and_said_when_over_the_budget(capsys: pyt
     import logmine.jobs
 
     monkeypatch.setattr(logmine.jobs, "AUTO_VALIDATE_LIMIT", 1)
-    code, out, err = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "--format", "json", "-q")
+    code, out, _ = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "--format", "json", "-q")
     assert code == 0
     s = json.loads(out)
     assert s["validated"] is False

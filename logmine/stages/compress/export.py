@@ -29,12 +29,10 @@ Writes ``OUT/pack/`` atomically, and the workspace tables ``compress_templates``
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import re
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,51 +41,23 @@ from typing import Any
 import polars as pl
 
 from logmine import __version__
-from logmine.pack import (
-    PackTemplate,
-    PackTotals,
-    Placeholder,
-    SharedPrefix,
-    PackValidation,
-    TemplatePack,
-    Thresholds,
-    content_id,
-    write_pack,
-)
+from logmine.pack import PackTemplate, PackTotals, Placeholder, SharedPrefix, TemplatePack, Thresholds, content_id, write_pack
 from logmine.masking import WILDCARD
 from logmine.redact import Redactor
-from logmine.stages.compress.compressor import (
-    LOSSY_STEPS,
-    CompressConfig,
-    CompressedTemplate,
-    Compressor,
-    has_turns,
-    is_fim,
-    shared_prefixes,
-    split_prefix,
-)
+from logmine.runtime import PromptRuntime, make_plan, trim_settings, trims
+from logmine.stages.compress import verdicts
+from logmine.stages.compress.compressor import CompressConfig, CompressedTemplate, Compressor, has_turns, is_fim, shared_prefixes, split_prefix
 from logmine.stages.compress.fidelity import Embedder, TokenCounter, escape_static, segments, static_text
-from logmine.runtime import FormChoice, LoggedRequest, PromptRuntime, RenderContext, make_plan, trim_settings, trims
-from logmine.stages.compress.instances import (
-    FamilySample,
-    Measured,
-    TokenIds,
-    extract_slots,
-    measure,
-    request_contexts,
-    sample_keys,
-    trim_roles,
-)
+from logmine.stages.compress.instances import FamilySample, Measured, TokenIds, extract_slots, measure, request_contexts, sample_keys, trim_roles
+from logmine.stages.compress.family import Family, shipped_head
 from logmine.stages.compress.trim import TrimConfig
+from logmine.stages.compress.verdicts import Chooser
 from logmine.stages.templates import PLACEHOLDER
 from logmine.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
 ProgressFn = Callable[[str, int, int], None]
-Chooser = Callable[[TemplatePack, dict[str, list[LoggedRequest]]], tuple[dict[str, FormChoice], PackValidation]]
-"""The validator: the pack as compressed and each template's logged requests -> each template's
-verdict and the pack's validation summary (``logmine_serving.validate.Chooser``)."""
 
 SLOT_TYPES = {
     "prefix": "code", "suffix": "code", "code": "code", "selection": "code", "declarations": "code", "context": "code",
@@ -164,34 +134,6 @@ class CompressResult:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in d.items()}
 
 
-@dataclass
-class Family:
-    """One template family on its way into the pack."""
-
-    family_id: str
-    rep: dict[str, Any]
-    members: list[dict[str, Any]]
-    raw_source: str
-    """The representative as Jinja2, unredacted (matches the logged prompts)."""
-    names: list[str]
-    original: str = ""
-    """The representative, redacted: what the pack holds as ``original_source``."""
-    slots: dict[str, dict[str, str]] = field(default_factory=dict)
-    """request_id -> the representative's slot values, for every instance recovered."""
-    matches: Counter[str] = field(default_factory=Counter)
-    sample: list[dict[str, Any]] = field(default_factory=list)
-    compressed: CompressedTemplate | None = None
-    roles: dict[str, str] = field(default_factory=dict)
-    head: tuple[str, str] | None = None
-    """The static head the template shares with others, compressed once: (lossless, lossy) literal text."""
-    plan: Any = None
-    """The render plan of the compressed source (:class:`~logmine.pack.RenderPlan`; None: verbatim)."""
-
-    @property
-    def n_requests(self) -> int:
-        return sum(m["n_requests"] for m in self.members)
-
-
 def to_jinja(template: str) -> tuple[str, list[str]]:
     """Turn a mined template (``{name}`` placeholders, ``<*>`` wildcards) into Jinja2 text.
 
@@ -263,10 +205,10 @@ def run(
 
     pack, result, measured = measure_pack()
     if choose is not None:
-        choices, summary = choose(pack, _cases(families, contexts))
-        if _apply_choices(families, heads, choices, compressor):
+        choices, summary = choose(pack, verdicts.cases(families, contexts))
+        if verdicts.apply_choices(families, heads, choices, compressor):
             pack, result, measured = measure_pack()
-        pack = _record_validation(pack, choices, summary)
+        pack = verdicts.record_validation(pack, choices, summary)
         result.validation = summary.model_dump(mode="json")
     pack_dir = config.pack_dir or ws.root / "pack"
     write_pack(pack, pack_dir)
@@ -279,52 +221,6 @@ def run(
 def _samples(families: list[Family]) -> list[FamilySample]:
     return [FamilySample(f.compressed.lossless_source, f.compressed.source, f.roles, f.sample,
                          [f.slots[r["request_id"]] for r in f.sample], f.plan) for f in families]
-
-
-def _cases(families: list[Family], contexts: dict[str, RenderContext]) -> dict[str, list[LoggedRequest]]:
-    """Each pack template's sampled requests as the validator replays them, in a stable hash order
-    (a validator taking the first N takes a deterministic sample)."""
-    out = {}
-    for fam in families:
-        tid = fam.rep["template_id"]
-        by_id = {r["request_id"]: r for r in fam.sample}
-        order = sorted(by_id, key=_rank)
-        out[tid] = [LoggedRequest(k, tid, dict(fam.slots[k]), contexts.get(k, RenderContext()), by_id[k]["prompt"]) for k in order]
-    return out
-
-
-def _rank(key: str) -> bytes:
-    return hashlib.blake2b(key.encode(), digest_size=8).digest()
-
-
-def _apply_choices(families: list[Family], heads: dict[int, str], choices: dict[str, FormChoice], compressor: Compressor) -> bool:
-    """Make each family ship the form its validation chose; True when any changed."""
-    changed = False
-    for index, fam in enumerate(families):
-        choice = choices.get(fam.rep["template_id"])
-        if choice is None or choice.form == "compressed":
-            continue
-        c = fam.compressed
-        why = f"validation: {choice.reason}" if choice.reason else "validation"
-        if choice.form == "lossless" and c.lossless_source != c.original_source:
-            fid = round(compressor.fidelity(c.original_source, c.lossless_source), 6)
-            fam.compressed = CompressedTemplate(c.lossless_source, c.original_source, fid, False, [s for s in c.steps if s not in LOSSY_STEPS],
-                                                c.lossless_source, f"lossless: {why}")
-            fam.plan = make_plan(c.lossless_source, fam.roles, None)
-        else:
-            form = "lossless" if choice.form == "lossless" else "original"
-            fam.compressed = CompressedTemplate(c.original_source, c.original_source, 1.0, False, [], c.original_source, f"{form}: {why}")
-            fam.plan = make_plan(c.original_source, fam.roles, None) if form == "lossless" else None
-        if fam.head is not None:
-            fam.head = _shipped_head(fam.compressed.fallback, fam.head, heads[index])
-        changed = True
-    return changed
-
-
-def _record_validation(pack: TemplatePack, choices: dict[str, FormChoice], summary: PackValidation) -> TemplatePack:
-    templates = [t.model_copy(update={"validation": {"form": choices[t.id].form, "reason": choices[t.id].reason, **choices[t.id].record}})
-                 if t.id in choices else t for t in pack.templates]
-    return pack.model_copy(update={"templates": templates, "validation": summary})
 
 
 def _families(templates: pl.DataFrame) -> list[Family]:
@@ -417,22 +313,14 @@ def _compress(families: list[Family], compressor: Compressor, redactor: Redactor
         for attr in ("source", "lossless_source"):  # unchanged text keeps the original's spelling of it
             if segments(getattr(c, attr)) == segments(fam.original):
                 setattr(c, attr, fam.original)
-        fam.head = _shipped_head(c.fallback, (static_text(shared.lossless_source), static_text(shared.source)), heads[index])
+        fam.head = shipped_head(c.fallback, (static_text(shared.lossless_source), static_text(shared.source)), heads[index])
     for index, fam in enumerate(families):  # the finished template: lossy only at or above --min-fidelity, its meaning kept
         held = compressor.hold(fam.compressed)  # compress() held it already: this changes it only if the spelling above broke it
         if held is not fam.compressed:
             fam.compressed = held
-            fam.head = _shipped_head(held.fallback, fam.head, heads[index]) if fam.head else None
+            fam.head = shipped_head(held.fallback, fam.head, heads[index]) if fam.head else None
     progress("compress templates", len(families), len(families))
     return heads
-
-
-def _shipped_head(fallback: str | None, head: tuple[str, str], literal: str) -> tuple[str, str]:
-    """(lossless, shipped) literal text of the shared head a template starts with, from the head's
-    (lossless, compressed) forms: as compressed, or where the gate fell back, lossless or original."""
-    if fallback is None:
-        return head
-    return (head[0], head[0]) if fallback.startswith("lossless") else (literal, literal)
 
 
 def _build_pack(families, heads, measured: Measured, total_requests, redactor, config, count_tokens) -> tuple[TemplatePack, CompressResult]:  # noqa: ANN001
