@@ -186,8 +186,9 @@ def _config(config: ValidateConfig, generator: Generator) -> dict[str, Any]:
 RECORDED = ("requests", "same_prompt", "exact_match", "edit_similarity", "parses_original", "parses_compressed", "prompt_tokens",
             "uncached_prompt_tokens", "output_tokens")
 """What the pack records of a form's replay: agreement and tokens, never timings (a re-run gives the same pack)."""
-CHAIN: tuple[tuple[str, Which], ...] = (("compressed", "compressed"), ("lossless", "lossless"))
-"""The forms tried in turn, most compressed first; the original ships when none agrees."""
+CHAIN: tuple[tuple[str, Which], ...] = (("compressed", "compressed"), ("lossless", "lossless"), ("original", "original"))
+"""The forms tried in turn, most compressed first; the original ships when none agrees (its agreement is
+measured all the same: a family's members and redaction make its rendering differ from some logged prompts)."""
 
 
 def choose_forms(runtime: PackRuntime, cases: Mapping[str, Sequence[LoggedRequest]], generator: Generator,
@@ -234,12 +235,12 @@ def _choose(t: PackTemplate, cases: list[LoggedRequest], replay: Replay, config:
             forms[shipped] = {"skipped": skipped, **{k: v for k, v in judged.items() if k in RECORDED}}
         seen.setdefault(key, shipped)
         sim = forms[shipped].get("edit_similarity")
-        if sim is not None and sim >= config.threshold and not forms[shipped].get("skipped"):
+        if shipped == "original" or (sim is not None and sim >= config.threshold and not forms[shipped].get("skipped")):
             reason = "; ".join(refused) or None
             return FormChoice(shipped, reason, {"requests": len(cases), "threshold": config.threshold, "forms": forms})  # type: ignore[arg-type]
         refused.append(f"{shipped} edit similarity {_fmt(sim)} < {config.threshold}"
                        + (f", {forms[shipped]['skipped']} not rendered" if forms[shipped].get("skipped") else ""))
-    return FormChoice("original", "; ".join(refused), {"requests": len(cases), "threshold": config.threshold, "forms": forms})
+    raise AssertionError("the chain ends with the original")  # pragma: no cover
 
 
 def _fmt(x: float | None) -> str:
@@ -253,16 +254,12 @@ def _pack_summary(pack: TemplatePack, choices: Mapping[str, FormChoice], config:
     weights = {t.id: t.n_requests for t in pack.templates}
 
     def weighted(metric: str, form: str | None) -> float | None:
-        """Traffic-weighted ``metric`` of ``form`` (None: of the form each template ships; the
-        original ships the logged text, redaction aside, and counts as agreeing)."""
+        """Traffic-weighted ``metric`` of ``form`` (None: of the form each template ships)."""
         pairs = []
         for tid, c in choices.items():
             if not c.record.get("requests"):
                 continue
-            if form is None and c.form == "original":
-                value: float | None = 1.0
-            else:
-                value = c.record["forms"].get(form or c.form, {}).get(metric)
+            value = c.record["forms"].get(form or c.form, {}).get(metric)
             if value is not None:
                 pairs.append((value, weights.get(tid, 0)))
         mass = sum(w for _, w in pairs)

@@ -84,6 +84,7 @@ def test_choose_ships_the_most_compressed_form_that_agrees() -> None:
     assert choices[agree.id].reason is None
     assert choices[lossless.id].reason.startswith("compressed edit similarity 0.") and "< 0.9" in choices[lossless.id].reason
     assert "lossless edit similarity" in choices[fallback.id].reason
+    assert choices[fallback.id].record["forms"]["original"]["identical_prompts"]  # measured too, not assumed
     assert choices[lossless.id].record["forms"]["lossless"]["edit_similarity"] == 1.0
     assert summary.shipped == {"compressed": 1, "lossless": 1, "original": 1} and summary.templates_validated == 3
     assert summary.edit_similarity == 1.0 and summary.edit_similarity_compressed < 1.0
