@@ -62,7 +62,8 @@ def test_smollm2_judges_three_sample_templates_end_to_end(smollm2: Generator, tm
     config = ValidateConfig(per_template=2, max_new_tokens=8)
     report = validate(runtime, cases, smollm2, config)
     recs = {r["template_id"]: r for r in report.templates if r["template_id"] in picked}
-    assert all(r["requests"] == 2 for r in recs.values())
+    # a request whose slot values were not recovered (an unmatched family member) is skipped and counted
+    assert all(r["requests"] + r["skipped"] == 2 and r["requests"] >= 1 for r in recs.values())
     assert recs[trimmed.id]["prompt_tokens"]["compressed"] < recs[trimmed.id]["prompt_tokens"]["original"]
     assert recs[plain.id]["exact_match"] == 1.0  # the same prompt, greedy: the same output
     assert all(r["ttft_ms"]["compressed"] > 0 and r["tokens_per_s"]["compressed"] > 0 for r in recs.values())
