@@ -61,6 +61,22 @@ class PackError(LogmineError):
     """A template pack is invalid: schema, hashes or content."""
 
 
+class UnsafeTemplateError(LogmineError):
+    """A pack template uses syntax that packs may not use, or cannot be parsed safely."""
+
+    def __init__(self, template: str, problem: str) -> None:
+        self.template, self.problem = template, problem
+        super().__init__(f"template {template!r} refused: {problem}")
+
+
+class RenderError(LogmineError):
+    """A template could not be rendered with the given slot values."""
+
+    def __init__(self, template: str, problem: str) -> None:
+        self.template, self.problem = template, problem
+        super().__init__(f"template {template!r} could not be rendered: {problem}")
+
+
 class MissingDependencyError(LogmineError):
     """An optional dependency is needed for this command and is not installed."""
 

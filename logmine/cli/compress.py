@@ -25,16 +25,22 @@ def compress(
     no_trim: Annotated[bool, typer.Option("--no-trim", help="Do not trim code-context slots.")] = False,
     no_embeddings: Annotated[bool, typer.Option("--no-embeddings", help="No embedding model: edit similarity for merging, bag-of-words fidelity (not the real gate).")] = False,
     pack_dir: Annotated[Path | None, typer.Option("--pack", help="Where to write the pack (default: OUT/pack).", show_default=False)] = None,
+    validate: Annotated[int | None, typer.Option("--validate", help="Replay N logged requests per template through the generator and ship, per template, the most compressed form whose outputs agree with the logged prompts' (else lossless, else the original). Default: 2 when the bundled generator is installed and templates x 2 <= 200.", show_default=False)] = None,
+    no_validate: Annotated[bool, typer.Option("--no-validate", help="Do not validate (the summary says the pack is not validated).")] = False,
+    validate_tokens: Annotated[int, typer.Option("--validate-tokens", help="Tokens generated per prompt when validating.")] = 16,
+    validate_threshold: Annotated[float, typer.Option("--validate-threshold", help="Least mean edit similarity of the outputs for a form to ship.")] = 0.9,
+    model: Annotated[Path | None, typer.Option("--model", help="A local Hugging Face causal LM directory to validate with (default: the bundled SmolLM2).", show_default=False)] = None,
     fmt: FormatOption = OutputFormat.table,
     quiet: QuietOption = False,
 ) -> None:
     """Ingest LOGS into OUT, mine and merge prompt templates, compress them, and write OUT/pack/.
 
-    Re-running on the same logs gives the same pack (except its created_at).
+    Re-running on the same logs gives the same pack (except its created_at). The generator judges
+    what ships (--validate N, on by default where it can run); the summary says when it did not.
 
     Example: logmine compress ~/.continue/dev_data -o ws/ --format json | jq .static_token_cut
     """
-    from logmine.jobs import CompressJobConfig, compress_logs
+    from logmine.jobs import AUTO_VALIDATE_LIMIT, CompressJobConfig, ValidateOptions, compress_logs, generator_available
     from logmine.stages.compress import CompressConfig
     from logmine.stages.compress import TrimConfig
 
@@ -43,14 +49,31 @@ def compress(
             raise OptionError(name, value, "a number from 0 to 1")
     if trim_budget < 1:
         raise OptionError("--trim-budget", trim_budget, "a positive number of tokens")
-    for path in (tokenizer, embedding_model):
+    for path in (tokenizer, embedding_model, model):
         if path is not None and not path.is_dir():
             raise InputPathError(path, "is not a local model directory (logmine never downloads models)")
+    if validate is not None and validate < 1:
+        raise OptionError("--validate", validate, "at least 1 request per template")
+    if validate_tokens < 1:
+        raise OptionError("--validate-tokens", validate_tokens, "at least 1")
+    if not 0.0 <= validate_threshold <= 1.0:
+        raise OptionError("--validate-threshold", validate_threshold, "a number from 0 to 1")
+    if validate is not None and no_validate:
+        raise OptionError("--no-validate", True, "not with --validate")
+    options, skipped = None, "--no-validate" if no_validate else None
+    if not no_validate:
+        missing = generator_available() if model is None else None
+        if validate is None and missing is not None:
+            skipped = missing
+        else:
+            options = ValidateOptions(requests=validate or 2, max_new_tokens=validate_tokens, threshold=validate_threshold,
+                                      model=str(model) if model else None, auto_limit=None if validate else AUTO_VALIDATE_LIMIT)
     config = CompressJobConfig(
         compress=CompressConfig(min_fidelity=min_fidelity, lossy=not no_lossy), edit_threshold=edit_threshold,
         semantic_threshold=semantic_threshold, embeddings=not no_embeddings,
         embedding_model=str(embedding_model) if embedding_model else None, tokenizer=str(tokenizer) if tokenizer else None,
         pack_dir=pack_dir, trim=None if no_trim else TrimConfig(budget_tokens=trim_budget, suffix_budget_tokens=max(1, trim_budget // 2)),
+        validate=options, not_validated=skipped,
     )
     with progress_bar(quiet) as progress:
         report = compress_logs(logs, out, config, progress)
@@ -67,7 +90,8 @@ def _emit_tables(s: dict) -> None:  # noqa: ANN001
         ("traffic covered", f"{s['traffic_covered']:.1%} of {s['requests']:,} requests"),
         ("instances matched", f"{s['instances_matched']:,} of {s['requests_covered']:,}"),
         ("fidelity (mean / min)", f"{s['fidelity']:.3f} / {s['fidelity_min']:.3f}"), ("lossy templates", s["lossy_templates"]), ("gate fallbacks", s["fallbacks"]),
-        ("secrets redacted", s["secrets_redacted"]), ("time", f"{s['seconds']:.1f} s"), ("pack", s["pack"]),
+        ("secrets redacted", s["secrets_redacted"]), ("validation", _validation_line(s)), ("time", f"{s['seconds']:.1f} s"),
+        ("pack", s["pack"]),
     )], ["", "value"])
     rows = [
         {"per request": "static tokens", "before": s["static_tokens_before"], "lossless": s["static_tokens_after_lossless"],
@@ -87,6 +111,17 @@ def _emit_tables(s: dict) -> None:  # noqa: ANN001
             (f"F1 of kept units ({s['trim_f1_requests']} completions)", f1))], ["", "value"])
     if s["secrets_by_kind"]:
         emit_table("secrets redacted", [{"kind": k, "count": v} for k, v in s["secrets_by_kind"].items()])
+
+
+def _validation_line(s: dict) -> str:  # noqa: ANN001
+    v = s["validation"]
+    if not s["validated"]:
+        return f"not validated ({v['not_validated']})"
+    shipped = ", ".join(f"{n} {form}" for form, n in v["shipped"].items() if n)
+    sim = "n/a" if v["edit_similarity"] is None else f"{v['edit_similarity']:.2f}"
+    comp = "n/a" if v["edit_similarity_compressed"] is None else f"{v['edit_similarity_compressed']:.2f}"
+    return (f"{v['requests_per_template']} requests x {v['max_new_tokens']} tokens per template on {v['model']} ({v['device']}): "
+            f"ships {shipped}; output agreement {sim} (compressed forms {comp})")
 
 
 def register(app: typer.Typer) -> None:

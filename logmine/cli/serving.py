@@ -25,20 +25,23 @@ def validate(
     pack: PackArg,
     workspace: Annotated[Path, typer.Option("--workspace", "-w", help="The workspace whose logged requests to replay; results go to WORKSPACE/validation.json and its `validation` table.", show_default=False)],
     per_template: Annotated[int, typer.Option("--per-template", "-n", help="Logged requests per template, at most.")] = 5,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Tokens generated per prompt (the same for both prompts).")] = 32,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Tokens generated per prompt (the same for the logged and the served prompt).")] = 32,
     model: ModelOption = None,
     device: DeviceOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed set before every generation (decoding is greedy).")] = 0,
-    prefix_cache: Annotated[bool, typer.Option("--prefix-cache/--no-prefix-cache", help="Serve compressed prompts from the shared-prefix KV cache.")] = True,
+    prefix_cache: Annotated[bool, typer.Option("--prefix-cache/--no-prefix-cache", help="Serve the pack's prompts from the shared-prefix KV cache.")] = True,
     update_pack: Annotated[bool, typer.Option("--update-pack", help="Also rewrite the pack (atomically, re-hashed) with each template's validation filled.")] = False,
     fmt: FormatOption = OutputFormat.table,
     quiet: QuietOption = False,
 ) -> None:
-    """Replay logged requests through a pack's original and compressed templates: same output, faster?
+    """Replay logged requests through what a pack serves and against their logged prompts: same output, faster?
 
-    Per template and in total: exact match, edit similarity, whether code outputs parse, prompt
-    tokens, TTFT, inter-token latency p50/p90/p99 and tokens/s for both prompts and their ratio.
-    --format json prints {"templates": [one record per template], "total", "config", "written"}.
+    Each request is rendered through its template's whole render plan (code-context trimming and the
+    lossless steps: what `logmine serve` sends) and the generator runs on it and on the logged prompt.
+    Per template and traffic-weighted in total: exact match, edit similarity, whether code outputs
+    parse, prompt and uncached tokens, TTFT, inter-token latency p50/p90/p99 and tokens/s for both
+    prompts and their ratio. --format json prints {"templates": [one record per template], "total",
+    "config", "written"}.
 
     Example: logmine validate out/pack --workspace out/ -n 5 --format json
     """

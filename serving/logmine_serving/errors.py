@@ -5,23 +5,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from logmine.errors import LogmineError, MissingDependencyError
+from logmine.errors import LogmineError, MissingDependencyError, RenderError, UnsafeTemplateError
 
-
-class UnsafeTemplateError(LogmineError):
-    """A pack template uses syntax that packs may not use, or cannot be parsed safely."""
-
-    def __init__(self, template: str, problem: str) -> None:
-        self.template, self.problem = template, problem
-        super().__init__(f"template {template!r} refused: {problem}")
-
-
-class RenderError(LogmineError):
-    """A template could not be rendered with the given slot values."""
-
-    def __init__(self, template: str, problem: str) -> None:
-        self.template, self.problem = template, problem
-        super().__init__(f"template {template!r} could not be rendered: {problem}")
+__all__ = ["RenderError", "ServingDependencyError", "UnsafeTemplateError", "ValidationInputError", "require_server"]
 
 
 class ValidationInputError(LogmineError):

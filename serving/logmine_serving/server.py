@@ -2,7 +2,9 @@
 
 Endpoints:
 
-- ``POST /v1/render``    ``{"template_id", "slots", "which"}`` -> ``{"prompt", ...}``
+- ``POST /v1/render``    ``{"template_id", "slots", "which", "context"}`` -> ``{"prompt", ...}``: the template's
+  render plan applied (code-context slots trimmed, reading ``context``: ``language``, ``file_path``,
+  ``recent_files``; without them the template's language and file_path slots, and no file recency)
 - ``POST /v1/generate``  ``{"template_id", "slots", "max_tokens", "stream"}`` -> Server-Sent Events
   (``data: {"text": delta}`` per token, then ``event: done``) or one JSON object with ``stream: false``
 - ``GET /metrics``       Prometheus text: TTFT and inter-token histograms, queue depth, batch sizes, cache hits
@@ -26,6 +28,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from logmine.runtime import RenderContext
+
 from logmine_serving.cache import ResponseCache, params_key
 from logmine_serving.errors import RenderError, UnsafeTemplateError, require_server
 from logmine_serving.generator import Generator, SequenceResult
@@ -39,13 +43,27 @@ log = logging.getLogger(__name__)
 Slot = str | int | float | bool | None
 
 
+class ContextBody(BaseModel):
+    """The request context a template's render plan reads (all optional)."""
+
+    model_config = ConfigDict(extra="forbid")
+    language: str | None = None
+    file_path: str | None = None
+    recent_files: list[str] = Field(default_factory=list, max_length=64)
+    session_id: str | None = None
+
+    def render_context(self) -> RenderContext:
+        return RenderContext(self.language, self.file_path, tuple(self.recent_files), self.session_id)
+
+
 class RenderBody(BaseModel):
     """The body of ``POST /v1/render``."""
 
     model_config = ConfigDict(extra="forbid")
     template_id: str
     slots: dict[str, Slot] = Field(default_factory=dict)
-    which: Literal["compressed", "original"] = "compressed"
+    which: Literal["compressed", "lossless", "original"] = "compressed"
+    context: ContextBody = Field(default_factory=ContextBody)
 
 
 class GenerateBody(RenderBody):
@@ -106,7 +124,7 @@ def create_app(runtime: PackRuntime, generator: Generator, batch: BatchConfig | 
         except Exception:  # PackError: unknown id
             return error(404, f"no template {body.template_id!r} in the pack")
         try:
-            return template, runtime.render(template, body.slots, body.which)
+            return template, runtime.render(template, body.slots, body.which, body.context.render_context())
         except (RenderError, UnsafeTemplateError) as exc:
             return error(422, str(exc))
 

@@ -28,7 +28,10 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (["--min-fidelity", "1.5"], "Error: invalid value for --min-fidelity: 1.5 (a number from 0 to 1)\n"),
     (["--edit-threshold", "-0.1"], "Error: invalid value for --edit-threshold: -0.1 (a number from 0 to 1)\n"),
     (["--trim-budget", "0"], "Error: invalid value for --trim-budget: 0 (a positive number of tokens)\n"),
-], ids=["min-fidelity", "edit-threshold", "trim-budget"])
+    (["--validate", "0"], "Error: invalid value for --validate: 0 (at least 1 request per template)\n"),
+    (["--validate-threshold", "2"], "Error: invalid value for --validate-threshold: 2.0 (a number from 0 to 1)\n"),
+    (["--validate", "2", "--no-validate"], "Error: invalid value for --no-validate: True (not with --validate)\n"),
+], ids=["min-fidelity", "edit-threshold", "trim-budget", "validate", "validate-threshold", "validate-and-no-validate"])
 def test_bad_options_exit_1_before_writing(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path, args: list[str],
                                            message: str) -> None:
     code, out, err = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), *args)
@@ -51,7 +54,8 @@ def test_missing_logs_path(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
 
 @needs_tokenizer
 def test_json_summary_on_stdout(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
-    code, out, err = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "--format", "json", "-q")
+    code, out, err = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "--no-validate",
+                             "--format", "json", "-q")
     assert code == 0
     summary = json.loads(out)
     assert summary["pack"] == str(tmp_path / "ws" / "pack")
@@ -62,14 +66,15 @@ def test_json_summary_on_stdout(capsys: pytest.CaptureFixture[str], logs: Path, 
                 "kv_block_share_after", "fidelity", "trim_f1", "seconds"):
         assert key in summary
     assert (tmp_path / "ws" / "pack" / "pack.json").is_file()
+    assert (summary["validated"], summary["validation"]) == (False, {"not_validated": "--no-validate"})
 
 
 @needs_tokenizer
 def test_table_summary(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path) -> None:
-    code, out, err = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "--no-trim", "-q")
+    code, out, err = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), "--no-embeddings", "--no-trim", "--no-validate", "-q")
     assert code == 0
     for label in ("templates found", "traffic covered", "static tokens", "rendered tokens", "uncached tokens",
-                  "KV-block share", "fidelity", "secrets redacted"):
+                  "KV-block share", "fidelity", "secrets redacted", "not validated (--no-validate)"):
         assert label in out
 
 

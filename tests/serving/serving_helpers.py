@@ -65,10 +65,15 @@ REQUESTS = [
 
 
 def make_workspace(root: Path, pack: TemplatePack, slots_table: bool = True, with_template_id: bool = True) -> Path:
-    """A workspace whose llm_requests carry a template_id (as compress writes it) and a template_slots table."""
+    """A workspace whose llm_requests carry a template_id (as compress writes it), the prompt the original
+    template renders (the logged prompt), and a template_slots table."""
+    from logmine.runtime import Form, render
+
     ids = {t.name: t.id for t in pack.templates}
+    originals = {t.name: t.original_source for t in pack.templates}
     rows = [{"request_id": rid, "kind": "completion", "file_path": fp, "language": lang, "prefix": pre, "suffix": suf,
-             "prompt": pre, "template_id": ids[name]} for rid, name, fp, lang, pre, suf in REQUESTS]
+             "prompt": render(Form(name, originals[name]), {"file_path": fp, "prefix": pre, "suffix": suf}),
+             "template_id": ids[name]} for rid, name, fp, lang, pre, suf in REQUESTS if name in ids]
     frame = conform(pl.DataFrame(rows), LLM_REQUESTS_SCHEMA)
     if not with_template_id:
         frame = frame.drop("template_id")
@@ -106,3 +111,33 @@ def parse_metrics(text: str) -> dict[str, float]:
             key, _, value = line.rpartition(" ")
             values[key] = float(value)
     return values
+
+
+class ScriptedGenerator:
+    """A stand-in for :class:`logmine_serving.generator.Generator`: the "model" writes ``rule(prompt)``,
+    one token per character, with made-up but monotonic timings; it records every prompt it was given."""
+
+    model_name = "scripted"
+    device = "cpu"
+
+    def __init__(self, rule=None) -> None:  # noqa: ANN001
+        self.rule = rule or (lambda prompt: prompt[-12:])
+        self.prompts: list[str] = []
+
+    def prefix(self, prefix_id: str, text: str):  # noqa: ANN201
+        from logmine_serving.generator import PrefixEntry
+
+        return PrefixEntry(prefix_id, list(text.encode()), cache=None)
+
+    def generate(self, prompts, config=None, prefix=None, max_new_tokens=None):  # noqa: ANN001, ANN201
+        from logmine_serving.generator import GenerationConfig, SequenceResult
+
+        config = config or GenerationConfig()
+        out = []
+        for prompt in prompts:
+            self.prompts.append(prompt)
+            text = self.rule(prompt)[: config.max_new_tokens]
+            cached = len(prefix.ids) if prefix is not None and prompt.encode().startswith(bytes(prefix.ids)) else 0
+            out.append(SequenceResult(token_ids=[ord(ch) for ch in text], text=text, prompt_tokens=len(prompt.encode()),
+                                      cached_tokens=cached, start=0.0, token_times=[0.01 * (i + 1) for i in range(len(text))]))
+        return out

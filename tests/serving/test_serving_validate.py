@@ -195,9 +195,11 @@ def test_parse_check_compares_against_the_context(output: str, expected: bool) -
     from logmine_serving.validate import ValidationCase, _parses
 
     # the context alone is cut mid-statement; only errors the completion adds count
-    case = ValidationCase("r", "t", {"prefix": "    x = 1\ndef add(a, b):\n    return ", "suffix": "\n"}, "python", "a.py")
+    from logmine.runtime import RenderContext
+
+    case = ValidationCase("r", "t", {"prefix": "    x = 1\ndef add(a, b):\n    return ", "suffix": "\n"}, RenderContext("python", "a.py"))
     assert _parses(case, output) is expected
-    assert _parses(ValidationCase("r", "t", {"prefix": "hello "}, None, None), "world") is None  # prose: not checked
+    assert _parses(ValidationCase("r", "t", {"prefix": "hello "}), "world") is None  # prose: not checked
 
 
 def test_cli_serve_checks_options_and_the_pack_before_loading_a_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,10 +12,15 @@ the workspace. Per template family (the highest-traffic member represents it):
    the finished template, shared head included, is held to the gate (meaning guard, then fidelity
    at least ``min_fidelity``): when it fails, the pack ships its lossless form, else the original,
    and says why in the template's ``fallback``;
-3. on a deterministic sample of real instances, the code-context slots are trimmed
-   (:mod:`logmine.stages.compress.trim.trimmer`) and tokens are counted with the target tokenizer for the
-   logged prompts and for the lossless, lossy and lossy+trimmed renderings
-   (:mod:`logmine.stages.compress.instances`).
+3. each template gets its render plan (:func:`logmine.runtime.make_plan`: code-context slots
+   trimmed to the budgets, file blocks sent once); on a deterministic sample of real instances,
+   tokens are counted with the target tokenizer for the logged prompts and for the lossless, lossy
+   and lossy+trimmed renderings, all rendered by the pack runtime (:mod:`logmine.runtime`), the code
+   serving sends prompts with (:mod:`logmine.stages.compress.instances`);
+4. with a validator (``choose``: ``logmine compress --validate N``), the generator replays logged
+   requests through each template's forms and the most compressed form whose outputs agree with the
+   logged prompts' ships (else the lossless form, else the original); the token figures are then
+   measured again for what ships, and the results are recorded in the pack.
 
 Writes ``OUT/pack/`` atomically, and the workspace tables ``compress_templates`` and
 ``template_slots``. Re-running on the same workspace gives the same pack byte for byte, except
@@ -28,7 +33,6 @@ import json
 import logging
 import re
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,24 +41,18 @@ from typing import Any
 import polars as pl
 
 from logmine import __version__
-from logmine.pack import (
-    PackTemplate,
-    PackTotals,
-    Placeholder,
-    SharedPrefix,
-    TemplatePack,
-    Thresholds,
-    TrimSettings,
-    content_id,
-    write_pack,
-)
+from logmine.pack import PackTemplate, PackTotals, Placeholder, SharedPrefix, TemplatePack, Thresholds, content_id, write_pack
 from logmine.masking import WILDCARD
 from logmine.redact import Redactor
+from logmine.runtime import PromptRuntime, make_plan, trim_settings, trims
+from logmine.stages.compress import verdicts
 from logmine.stages.compress.compressor import CompressConfig, CompressedTemplate, Compressor, has_turns, is_fim, shared_prefixes, split_prefix
 from logmine.stages.compress.fidelity import Embedder, TokenCounter, escape_static, segments, static_text
-from logmine.stages.compress.instances import FamilySample, Measured, TokenIds, extract_slots, measure, sample_keys, trim_roles
+from logmine.stages.compress.instances import FamilySample, Measured, TokenIds, extract_slots, measure, request_contexts, sample_keys, trim_roles
+from logmine.stages.compress.family import Family, shipped_head
+from logmine.stages.compress.trim import TrimConfig
+from logmine.stages.compress.verdicts import Chooser
 from logmine.stages.templates import PLACEHOLDER
-from logmine.stages.compress.trim.trimmer import TrimConfig
 from logmine.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -126,38 +124,14 @@ class CompressResult:
     """Templates the finished-template gate shipped less compressed than the compressor made them."""
     secrets_redacted: dict[str, int]
     seconds: float = 0.0
+    validation: dict[str, Any] | None = None
+    """The pack's validation summary (:class:`~logmine.pack.PackValidation`); None: not validated."""
 
     def summary(self) -> dict[str, Any]:
         d = dict(self.__dict__)
         cut = 1 - self.static_tokens_after / self.static_tokens_before if self.static_tokens_before else 0.0
         d["static_token_cut"] = cut
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in d.items()}
-
-
-@dataclass
-class Family:
-    """One template family on its way into the pack."""
-
-    family_id: str
-    rep: dict[str, Any]
-    members: list[dict[str, Any]]
-    raw_source: str
-    """The representative as Jinja2, unredacted (matches the logged prompts)."""
-    names: list[str]
-    original: str = ""
-    """The representative, redacted: what the pack holds as ``original_source``."""
-    slots: dict[str, dict[str, str]] = field(default_factory=dict)
-    """request_id -> the representative's slot values, for every instance recovered."""
-    matches: Counter[str] = field(default_factory=Counter)
-    sample: list[dict[str, Any]] = field(default_factory=list)
-    compressed: CompressedTemplate | None = None
-    roles: dict[str, str] = field(default_factory=dict)
-    head: tuple[str, str] | None = None
-    """The static head the template shares with others, compressed once: (lossless, lossy) literal text."""
-
-    @property
-    def n_requests(self) -> int:
-        return sum(m["n_requests"] for m in self.members)
 
 
 def to_jinja(template: str) -> tuple[str, list[str]]:
@@ -204,8 +178,10 @@ def run(
     config: ExportConfig | None = None,
     progress: ProgressFn = lambda d, a, b: None,
     token_ids: TokenIds | None = None,
+    choose: Chooser | None = None,
 ) -> CompressResult:
-    """Compress the workspace's templates and write the pack; return the figures."""
+    """Compress the workspace's templates and write the pack; return the figures. With ``choose``
+    (the validator), each template ships the form it chooses and the pack records its results."""
     config = config or ExportConfig()
     started = time.perf_counter()
     families = _families(load_templates(ws))
@@ -213,19 +189,38 @@ def run(
     total_requests = ws.scan("llm_requests").select(pl.len()).collect().item()
     redactor = Redactor()
     slot_rows = _recover_instances(families, instances, config.sample_per_template, progress)
-    heads = _compress(families, Compressor(embedder, count_tokens, config.compress), redactor, progress)
+    compressor = Compressor(embedder, count_tokens, config.compress)
+    heads = _compress(families, compressor, redactor, progress)
+    trimming = trim_settings(config.trim)
+    runtime = PromptRuntime(trimming)
+    for fam in families:
+        fam.plan = make_plan(fam.compressed.source, fam.roles, trimming)
     events = ws.scan("events") if ws.has_table("events") else None
-    samples = [FamilySample(f.compressed.lossless_source, f.compressed.source, f.roles, f.sample,
-                            [f.slots[r["request_id"]] for r in f.sample]) for f in families]
-    measured = measure(samples, events, config.trim, count_tokens, token_ids, progress)
-    progress("compress pack", 0, 1)
-    pack, result = _build_pack(families, heads, measured, total_requests, redactor, config, count_tokens)
+    contexts = request_contexts(_samples(families), events)
+
+    def measure_pack() -> tuple[TemplatePack, CompressResult, Measured]:
+        measured = measure(_samples(families), contexts, runtime, count_tokens, token_ids, progress)
+        progress("compress pack", 0, 1)
+        return (*_build_pack(families, heads, measured, total_requests, redactor, config, count_tokens), measured)
+
+    pack, result, measured = measure_pack()
+    if choose is not None:
+        choices, summary = choose(pack, verdicts.cases(families, contexts))
+        if verdicts.apply_choices(families, heads, choices, compressor):
+            pack, result, measured = measure_pack()
+        pack = verdicts.record_validation(pack, choices, summary)
+        result.validation = summary.model_dump(mode="json")
     pack_dir = config.pack_dir or ws.root / "pack"
     write_pack(pack, pack_dir)
-    _write_tables(ws, families, pack, slot_rows)
+    _write_tables(ws, families, pack, slot_rows, measured)
     result.pack_dir = str(pack_dir)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _samples(families: list[Family]) -> list[FamilySample]:
+    return [FamilySample(f.compressed.lossless_source, f.compressed.source, f.roles, f.sample,
+                         [f.slots[r["request_id"]] for r in f.sample], f.plan) for f in families]
 
 
 def _families(templates: pl.DataFrame) -> list[Family]:
@@ -318,22 +313,14 @@ def _compress(families: list[Family], compressor: Compressor, redactor: Redactor
         for attr in ("source", "lossless_source"):  # unchanged text keeps the original's spelling of it
             if segments(getattr(c, attr)) == segments(fam.original):
                 setattr(c, attr, fam.original)
-        fam.head = _shipped_head(c.fallback, (static_text(shared.lossless_source), static_text(shared.source)), heads[index])
+        fam.head = shipped_head(c.fallback, (static_text(shared.lossless_source), static_text(shared.source)), heads[index])
     for index, fam in enumerate(families):  # the finished template: lossy only at or above --min-fidelity, its meaning kept
         held = compressor.hold(fam.compressed)  # compress() held it already: this changes it only if the spelling above broke it
         if held is not fam.compressed:
             fam.compressed = held
-            fam.head = _shipped_head(held.fallback, fam.head, heads[index]) if fam.head else None
+            fam.head = shipped_head(held.fallback, fam.head, heads[index]) if fam.head else None
     progress("compress templates", len(families), len(families))
     return heads
-
-
-def _shipped_head(fallback: str | None, head: tuple[str, str], literal: str) -> tuple[str, str]:
-    """(lossless, shipped) literal text of the shared head a template starts with, from the head's
-    (lossless, compressed) forms: as compressed, or where the gate fell back, lossless or original."""
-    if fallback is None:
-        return head
-    return (head[0], head[0]) if fallback.startswith("lossless") else (literal, literal)
 
 
 def _build_pack(families, heads, measured: Measured, total_requests, redactor, config, count_tokens) -> tuple[TemplatePack, CompressResult]:  # noqa: ANN001
@@ -364,7 +351,8 @@ def _build_pack(families, heads, measured: Measured, total_requests, redactor, c
             uncached_tokens_before=_r(max(m.mean("before") - plen["before"].get(i, 0), 0.0)),
             uncached_tokens_after=_r(max(m.mean("after") - plen["after"].get(i, 0), 0.0)),
             fidelity=fam.compressed.fidelity, lossy=fam.compressed.lossy, fallback=fam.compressed.fallback, family_id=fam.family_id,
-            trimmed_slots=dict(sorted(fam.roles.items())) or None, measured_requests=m.n,
+            trimmed_slots=(dict(sorted(fam.roles.items())) or None) if trims(fam.plan) else None, measured_requests=m.n,
+            lossless_source=fam.compressed.lossless_source, plan=fam.plan,
         ))
     result = _totals(families, templates, measured, plen, total_requests, redactor, config)
     r4 = {k: round(v, 4) if isinstance(v, float) else v for k, v in result.__dict__.items()}
@@ -383,7 +371,7 @@ def _build_pack(families, heads, measured: Measured, total_requests, redactor, c
         thresholds=Thresholds(edit_similarity=config.edit_threshold, semantic_similarity=config.semantic_threshold,
                               min_fidelity=config.compress.min_fidelity),
         templates=sorted(templates, key=lambda t: (-t.n_requests, t.id)), shared_prefixes=sorted(shared.values(), key=lambda s: s.id),
-        totals=totals, trimming=_trim_settings(config.trim),
+        totals=totals, trimming=trim_settings(config.trim),
     )
     return pack, result
 
@@ -392,13 +380,6 @@ def _compressed_heads(families: list[Family], heads: dict[int, str], which: int)
     """The shared heads as the compressed templates start with them (``which``: 0 lossless, 1 lossy);
     each was compressed once, so the templates that shared a head share its compressed text."""
     return {i: families[i].head[which] for i in heads if families[i].head and families[i].head[which]}
-
-
-def _trim_settings(trim: TrimConfig | None) -> TrimSettings | None:
-    if trim is None:
-        return None
-    return TrimSettings(prefix_budget_tokens=trim.budget_tokens, suffix_budget_tokens=trim.suffix_budget_tokens,
-                        declarations_budget_tokens=trim.declarations_budget_tokens, ast_weight=trim.ast_weight)
 
 
 def _r(x: float) -> float:
@@ -475,7 +456,7 @@ def _totals(families, templates, measured: Measured, plen, total_requests, redac
     )
 
 
-def _write_tables(ws: Workspace, families: list[Family], pack: TemplatePack, slot_rows: list[dict[str, Any]]) -> None:
+def _write_tables(ws: Workspace, families: list[Family], pack: TemplatePack, slot_rows: list[dict[str, Any]], measured: Measured) -> None:
     by_id = {t.id: t for t in pack.templates}
     rows = []
     for fam in families:
@@ -488,8 +469,10 @@ def _write_tables(ws: Workspace, families: list[Family], pack: TemplatePack, slo
             "rendered_tokens_before": t.rendered_tokens_before, "rendered_tokens_after": t.rendered_tokens_after,
             "uncached_tokens_after": t.uncached_tokens_after,
         })
+    for row in slot_rows:  # the prompt serving sends for a measured request: what the pack counted
+        row["served_hash"], row["served_tokens"] = measured.served.get(row["request_id"], (None, None))
     schema = {"request_id": pl.String, "template_id": pl.String, "family_id": pl.String, "pack_template_id": pl.String,
-              "match": pl.String, "slots": pl.String}
+              "match": pl.String, "slots": pl.String, "served_hash": pl.String, "served_tokens": pl.Int64}
     with ws.lock():
         txn = ws.reload().transaction()
         txn.replace_table("compress_templates", pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame(

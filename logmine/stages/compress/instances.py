@@ -3,8 +3,10 @@
 A mined template, read as a pattern, matches every prompt assigned to it; the slot values are
 the pattern's groups. Rendering the compressed template with those values gives the prompt the
 model would have received, so token counts "after" are measured on real instances, not guessed.
-Code-context slots are trimmed as the serving layer would (:func:`measure`), and the KV-block
-share is computed over the tokenizer's ids of the same instances.
+Every rendering goes through the pack runtime (:mod:`logmine.runtime`), the code the serving
+layer sends prompts with: the pack counts the tokens of the prompts serving sends, code-context
+trimming included (:func:`measure`). The KV-block share is computed over the tokenizer's ids of
+the same instances.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from logmine.code import resolve_language
+from logmine.pack import RenderPlan
 from logmine.prompt_syntax import FIM_PREFIX_SENTINELS, FIM_SUFFIX_SENTINELS
+from logmine.runtime import Form, PromptRuntime, RenderContext, lossless, trims
 from logmine.stages.compress.fidelity import segments
+from logmine.stages.compress.trim import Trimmer, recent_files
 from logmine.stages.compress.trim.evaluate import evaluate
-from logmine.stages.compress.trim.trimmer import Trimmer, recent_files, trim_slots
 
 BLOCK = 16
 """vLLM's default KV-cache block size, in tokens."""
@@ -52,8 +56,11 @@ def extract_slots(source: str, prompt: str) -> dict[str, str] | None:
 
 
 def render(source: str, slots: dict[str, str]) -> str:
-    """Fill ``{{ name }}`` slots literally (values are data: never evaluated as template code)."""
-    return "".join(slots.get(s.slot, "") if s.slot else s.text for s in segments(source))
+    """``source`` filled with ``slots`` verbatim, by the pack runtime (values are data: never template code)."""
+    return _VERBATIM.render(Form("<template>", source), slots)
+
+
+_VERBATIM = PromptRuntime()
 
 
 @dataclass(frozen=True)
@@ -153,6 +160,15 @@ class FamilySample:
     """Sampled requests: request_id, ts, session_id, language, file_path, prompt, completion."""
     slots: Sequence[Mapping[str, str]]
     """The slot values of each sampled request (same order)."""
+    plan: RenderPlan | None = None
+    """The render plan of ``lossy`` (:func:`logmine.runtime.make_plan`); None: slots verbatim."""
+
+    def forms(self) -> dict[str, Form]:
+        """What each rendered variant renders: the lossless and lossy templates with their slots
+        verbatim (lossless steps kept), and the lossy one with its whole plan."""
+        verbatim = lossless(self.plan)
+        return {"lossless": Form("lossless", self.lossless, verbatim), "lossy": Form("lossy", self.lossy, verbatim),
+                "after": Form("after", self.lossy, self.plan)}
 
 
 @dataclass
@@ -180,32 +196,39 @@ class Measured:
     f1: float | None = None
     f1_baseline: float | None = None
     f1_requests: int = 0
+    served: dict[str, tuple[str, int]] = field(default_factory=dict)
+    """request_id -> (:func:`prompt_hash`, tokens) of the prompt the serving layer sends for it (``after``)."""
 
 
-def measure(families: Sequence[FamilySample], events: Any, trim: Any, count_tokens: Callable[[list[str]], list[int]],
-            token_ids: TokenIds | None = None, progress: Callable[[str, int, int], None] = lambda d, a, b: None,
-            batch: int = 512) -> Measured:
-    """Render every sampled instance four ways (:data:`VARIANTS`), count tokens, and measure trimming.
+def prompt_hash(prompt: str) -> str:
+    """A short content hash of a rendered prompt (the ``served_hash`` column of ``template_slots``)."""
+    return "b2:" + hashlib.blake2b(prompt.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
-    ``events`` (the events LazyFrame, or None) gives trimming its recently used files; ``trim`` is a
-    :class:`~logmine.stages.compress.trim.trimmer.TrimConfig`, or None for no trimming (``after`` is then ``lossy``).
+
+def request_contexts(families: Sequence[FamilySample], events: Any) -> dict[str, RenderContext]:
+    """request_id -> the render context of every sampled request: its language, file and session, and
+    the files its session edited or opened before it (from the events table, or none without one)."""
+    reqs = [r for f in families for r in f.requests]
+    recent = _recent_files(reqs, events) if events is not None and any(trims(f.plan) for f in families) else {}
+    return {r["request_id"]: RenderContext.of(r, recent.get(r["request_id"], ())) for r in reqs}
+
+
+def measure(families: Sequence[FamilySample], contexts: Mapping[str, RenderContext], runtime: PromptRuntime,
+            count_tokens: Callable[[list[str]], list[int]], token_ids: TokenIds | None = None,
+            progress: Callable[[str, int, int], None] = lambda d, a, b: None, batch: int = 512) -> Measured:
+    """Render every sampled instance four ways (:data:`VARIANTS`) through ``runtime``, count tokens,
+    and measure trimming (F1 of the kept units, with the runtime's trimmer options).
+
+    ``contexts`` are the requests' render contexts (:func:`request_contexts`); ``after`` is what the
+    serving layer sends for the request: the lossy template with its whole plan.
     """
-    keys = [(i, j) for i, f in enumerate(families) for j in range(len(f.requests)) if f.roles]
-    progress("compress trim", 0, 1)
-    recent = _recent_files(families, keys, events) if trim is not None and keys else {}
-    trimmed = _trim(families, keys, recent, trim) if trim is not None and keys else {}
-    out = Measured([FamilyTokens({}) for _ in families], trimmed=len(trimmed))
-    if trim is not None and keys:
-        out.f1, out.f1_baseline, out.f1_requests = _evaluate(families, keys, recent, trim)
-    texts: dict[str, list[str]] = {v: [] for v in VARIANTS}
-    owner: list[int] = []
-    for i, fam in enumerate(families):
-        for j, (req, slots) in enumerate(zip(fam.requests, fam.slots, strict=True)):
-            texts["before"].append(req["prompt"])
-            texts["lossless"].append(render(fam.lossless, slots))
-            texts["lossy"].append(render(fam.lossy, slots))
-            texts["after"].append(render(fam.lossy, trimmed.get((i, j), slots)))
-            owner.append(i)
+    progress("compress render", 0, 1)
+    texts = _renderings(families, contexts, runtime)
+    keys = [(i, j) for i, f in enumerate(families) if trims(f.plan) for j in range(len(f.requests))]
+    out = Measured([FamilyTokens({}) for _ in families], trimmed=len(keys))
+    if keys:
+        out.f1, out.f1_baseline, out.f1_requests = _evaluate(families, keys, contexts, runtime)
+    owner = [i for i, fam in enumerate(families) for _ in fam.requests]
     ids: dict[str, list] = {}
     for n, variant in enumerate(VARIANTS):
         progress("compress tokens", n, len(VARIANTS))
@@ -215,7 +238,33 @@ def measure(families: Sequence[FamilySample], events: Any, trim: Any, count_toke
         for i, x in zip(owner, ids[variant], strict=True):
             out.families[i].tokens.setdefault(variant, []).append(x if isinstance(x, int) else len(x))
     progress("compress tokens", len(VARIANTS), len(VARIANTS))
+    rids = [r["request_id"] for fam in families for r in fam.requests]
+    out.served = {rid: (prompt_hash(text), n) for rid, text, n in
+                  zip(rids, texts["after"], [t for f in out.families for t in f.tokens.get("after", [])], strict=True)}
     return out
+
+
+def _renderings(families: Sequence[FamilySample], contexts: Mapping[str, RenderContext], runtime: PromptRuntime
+                ) -> dict[str, list[str]]:
+    """Each variant's text of every sampled instance, in family order; the trimmed renderings are made
+    by file, then time (the trimmer's parse caches work per file stream; the result does not depend on it)."""
+    texts: dict[str, list[str]] = {v: [] for v in VARIANTS}
+    keys = [(i, j) for i, f in enumerate(families) for j in range(len(f.requests))]
+    forms = [f.forms() for f in families]
+    index = {k: n for n, k in enumerate(keys)}
+    after: list[str] = [""] * len(keys)
+    for i, j in _ordered(families, keys):
+        fam = families[i]
+        after[index[(i, j)]] = runtime.render(forms[i]["after"], fam.slots[j], contexts.get(fam.requests[j]["request_id"]))
+    for (i, j), text in zip(keys, after, strict=True):
+        fam = families[i]
+        req, slots = fam.requests[j], fam.slots[j]
+        ctx = contexts.get(req["request_id"])
+        texts["before"].append(req["prompt"])
+        texts["lossless"].append(runtime.render(forms[i]["lossless"], slots, ctx))
+        texts["lossy"].append(runtime.render(forms[i]["lossy"], slots, ctx))
+        texts["after"].append(text)
+    return texts
 
 
 def _tokens(texts: dict[str, list[str]], variant: str, done: dict[str, list], count_tokens: Callable[[list[str]], list[int]],
@@ -239,16 +288,13 @@ def _tokens(texts: dict[str, list[str]], variant: str, done: dict[str, list], co
     return out
 
 
-def _recent_files(families: Sequence[FamilySample], keys: list[tuple[int, int]], events: Any) -> dict[str, list[str]]:
+def _recent_files(requests: Sequence[Mapping[str, Any]], events: Any) -> dict[str, list[str]]:
     """request_id -> files its session edited or opened before it (from the events table)."""
     import polars as pl
 
-    if events is None:
-        return {}
-    reqs = [families[i].requests[j] for i, j in keys]
-    frame = pl.DataFrame({"request_id": [r["request_id"] for r in reqs], "session_id": [r.get("session_id") for r in reqs],
-                          "ts": [r["ts"] for r in reqs]}, schema={"request_id": pl.String, "session_id": pl.String,
-                                                                  "ts": pl.Datetime("us", "UTC")})
+    frame = pl.DataFrame({"request_id": [r["request_id"] for r in requests], "session_id": [r.get("session_id") for r in requests],
+                          "ts": [r["ts"] for r in requests]}, schema={"request_id": pl.String, "session_id": pl.String,
+                                                                      "ts": pl.Datetime("us", "UTC")})
     got = recent_files(frame, events).collect()
     return {rid: list(files) for rid, files in got.iter_rows() if files}
 
@@ -262,31 +308,11 @@ def _ordered(families: Sequence[FamilySample], keys: list[tuple[int, int]]) -> l
     return sorted(keys, key=key)
 
 
-def _trim(families: Sequence[FamilySample], keys: list[tuple[int, int]], recent: dict[str, list[str]], config: Any
-          ) -> dict[tuple[int, int], dict[str, str]]:
-    """(family, sample index) -> slot values with the code-context slots trimmed."""
-    order = _ordered(families, keys)
-    batch = []
-    for i, j in order:
-        r, slots, roles = families[i].requests[j], families[i].slots[j], families[i].roles
-        batch.append({"slots": {role: slots.get(name, "") for name, role in roles.items()}, "language": r.get("language"),
-                      "file_path": r.get("file_path"), "recent_files": recent.get(r["request_id"], []),
-                      "session_id": r.get("session_id")})
-    results = trim_slots(batch, trimmer=Trimmer(config))
-    out = {}
-    for (i, j), res in zip(order, results, strict=True):
-        values = dict(families[i].slots[j])
-        for name, role in families[i].roles.items():
-            values[name] = res.values.get(role, values.get(name, ""))
-        out[(i, j)] = values
-    return out
-
-
-def _evaluate(families: Sequence[FamilySample], keys: list[tuple[int, int]], recent: dict[str, list[str]], config: Any
-              ) -> tuple[float | None, float | None, int]:
+def _evaluate(families: Sequence[FamilySample], keys: list[tuple[int, int]], contexts: Mapping[str, RenderContext],
+              runtime: PromptRuntime) -> tuple[float | None, float | None, int]:
     """Mean F1 of trimming and of the nearest-lines baseline over requests whose logged completion
     references a unit of the prefix (``logmine.stages.compress.trim.evaluate``); and how many requests that was."""
-    trimmer = Trimmer(config)
+    trimmer = Trimmer(runtime.base)
     ours, base = [], []
     for i, j in _ordered(families, keys):
         r, roles = families[i].requests[j], families[i].roles
@@ -297,8 +323,9 @@ def _evaluate(families: Sequence[FamilySample], keys: list[tuple[int, int]], rec
         language = resolve_language(r.get("language"), r.get("file_path"))
         if language is None:
             continue
+        ctx = contexts.get(r["request_id"])
         e = evaluate(prefix, language, r["completion"], trimmer=trimmer, file_path=r.get("file_path"),
-                     recent_files=recent.get(r["request_id"], []))
+                     recent_files=list(ctx.recent_files) if ctx else [])
         if e.f1 is not None:
             ours.append(e.f1)
             base.append(e.f1_baseline or 0.0)

@@ -179,20 +179,24 @@ class Trimmer:
         return self._free(code, language, used, recent_symbols, budget, head_is_path=False)
 
     def slots(self, values: Mapping[str, str | None], language: str | None, file_path: str | None = None,
-              recent_files: Sequence[str] = (), session: str | None = None) -> TrimmedSlots:
-        """Trim the code slots of one request (``prefix``, ``suffix``, ``declarations``); others pass through."""
+              recent_files: Sequence[str] = (), session: str | None = None, remember: bool = True) -> TrimmedSlots:
+        """Trim the code slots of one request (``prefix``, ``suffix``, ``declarations``); others pass through.
+
+        ``remember=False`` neither reads nor records the session's recently edited symbols, so the
+        result depends on this request alone (the pack runtime's trimming: serving keeps no session)."""
         language = _language(language, file_path)
         out, before, after = dict(values), {}, {}
         prefix = values.get("prefix") or ""
         skey = (session, file_path)
-        symbols = self.symbols.get(skey, [])
+        symbols = self.symbols.get(skey, []) if remember else []
         stream = f"{session}\x00{file_path}" if session is not None else file_path
         res = self.prefix(prefix, language, file_path, recent_files, symbols, stream=stream) if prefix else None
         used: tuple[set[str], set[str]] = (set(), set())
         if res is not None and res.units and res.path:
             cursor = res.units[max(res.path)]
             used = uses(prefix.encode("utf-8")[cursor.start:].decode("utf-8", "replace"), language)
-            self._remember(skey, res)
+            if remember:
+                self._remember(skey, res)
         for slot in ("prefix", "suffix", "declarations"):
             text = values.get(slot)
             if not text:
