@@ -37,10 +37,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from logmine.code import GRAMMARS, get_parser  # noqa: E402
-from logmine.stages.compress.trim.trimmer import TrimConfig, Trimmer  # noqa: E402
-from logmine.stages.compress.trim.evaluate import evaluate, nearest_lines, referenced_units  # noqa: E402
-from logmine.stages.compress.trim.oracle import SIGNALS, bounds  # noqa: E402
-from logmine.stages.compress.trim.score import FEATURES, build_plan, line_signals  # noqa: E402
+from logmine.runtime.trim.trimmer import TrimConfig, Trimmer  # noqa: E402
+from logmine.runtime.trim.evaluate import evaluate, nearest_lines, referenced_units  # noqa: E402
+from logmine.runtime.trim.oracle import SIGNALS, bounds  # noqa: E402
+from logmine.runtime.trim.score import FEATURES, build_plan, line_signals  # noqa: E402
 
 EXT = {".py": "python", ".java": "java", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
        ".ts": "typescript", ".go": "go", ".rs": "rust"}
@@ -262,7 +262,7 @@ def print_bounds(rows: list, langs: list[str], budget: int) -> None:
     print("(cutoff: our ranking, best per-request cutoff; vis-code: best subset of the referenced units that the"
           "\n code signals (uses, typed, class) single out; visible: also recent symbols and imports; budget: of all"
           "\n referenced units; path>bud: share of requests whose cursor path alone is over budget; signal columns:"
-          "\n share of referenced units each signal singles out; see logmine.stages.compress.trim.oracle)")
+          "\n share of referenced units each signal singles out; see logmine.runtime.trim.oracle)")
 
 
 def unit_rows(files: list, cfg: TrimConfig, opts: dict) -> tuple[list[list[float]], list[int]]:

@@ -16,7 +16,7 @@ _API = {
     "IngestReport": ("logmine.stages.ingest.core", "IngestReport"),
     "Workspace": ("logmine.workspace", "Workspace"),
     "LogmineError": ("logmine.errors", "LogmineError"),
-    "trim_slots": ("logmine.stages.compress.trim.trimmer", "trim_slots"), "TrimConfig": ("logmine.stages.compress.trim.trimmer", "TrimConfig"), "Trimmer": ("logmine.stages.compress.trim.trimmer", "Trimmer"), "recent_files": ("logmine.stages.compress.trim.trimmer", "recent_files"),
+    "trim_slots": ("logmine.runtime.trim.trimmer", "trim_slots"), "TrimConfig": ("logmine.runtime.trim.trimmer", "TrimConfig"), "Trimmer": ("logmine.runtime.trim.trimmer", "Trimmer"), "recent_files": ("logmine.runtime.trim.trimmer", "recent_files"),
     "generate_sample": ("logmine.sample", "generate"), "SampleConfig": ("logmine.sample", "SampleConfig"), "SampleReport": ("logmine.sample", "SampleReport"),
     "flows": ("logmine.stages.flows.core", "flows"), "FlowsConfig": ("logmine.stages.flows.core", "FlowsConfig"), "FlowsResult": ("logmine.stages.flows.core", "FlowsResult"),
     "heatmap": ("logmine.stages.heatmap", "heatmap"), "HeatmapConfig": ("logmine.stages.heatmap", "HeatmapConfig"), "HeatmapResult": ("logmine.stages.heatmap", "HeatmapResult"),

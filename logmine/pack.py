@@ -174,7 +174,7 @@ class TrimSettings(_Strict):
         "words-and-punctuation", description="what the budgets count (an approximation of model tokens)")
     ast_weight: float = Field(ge=0, le=1, description="weight of AST importance in a unit's score (recency gets the rest)")
     options: dict[str, int | float] | None = Field(
-        None, description="the trimmer's other options (logmine.stages.compress.trim.TrimConfig fields), so serving trims as measured")
+        None, description="the trimmer's other options (logmine.runtime.trim.TrimConfig fields), so serving trims as measured")
 
 
 class PackValidation(_Strict):

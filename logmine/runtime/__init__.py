@@ -12,7 +12,7 @@ Shared by measurement (``logmine compress`` counts the tokens of these prompts) 
 - :class:`LoggedRequest`, :class:`FormChoice`: what validation replays and its verdict (:mod:`~logmine.runtime.replay`).
 
 Imports run one way: the runtime reads :mod:`logmine.pack` and the trimmer's face
-(:mod:`logmine.stages.compress.trim`, which imports only :mod:`logmine.code`), never the compress
+(:mod:`logmine.runtime.trim`, which imports only :mod:`logmine.code`), never the compress
 stage's other modules, which render through it.
 """
 
@@ -30,7 +30,7 @@ from logmine.runtime.sandbox import (
     SafeRenderer,
     template_key,
 )
-from logmine.stages.compress.trim import recent_files
+from logmine.runtime.trim import recent_files
 
 __all__ = [
     "ALLOWED_COMPARISONS",

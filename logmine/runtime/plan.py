@@ -15,7 +15,7 @@ from jinja2 import nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from logmine.pack import ContextStep, RenderPlan, SlotPlan, TrimSettings
-from logmine.stages.compress.trim import TrimConfig
+from logmine.runtime.trim import TrimConfig
 
 TRIM_INPUTS = ["language", "file_path", "recent_files"]
 """The request context the trimmer reads."""

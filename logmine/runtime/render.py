@@ -5,7 +5,7 @@ template filled in the sandbox.
 figures) and ``logmine_serving`` sends exactly these prompts: both call :meth:`PromptRuntime.render`.
 
 A render runs, in order: the plan's lossless context steps (:func:`~logmine.runtime.context.dedup_file_blocks`),
-each code-context slot's policy (``trim``: the AST-unit trimmer of :mod:`logmine.stages.compress.trim`,
+each code-context slot's policy (``trim``: the AST-unit trimmer of :mod:`logmine.runtime.trim`,
 stateless: it reads the request's context and never a session's earlier requests; ``verbatim``),
 and the fill of the template source by :class:`~logmine.runtime.sandbox.SafeRenderer`. A template
 without a plan (packs of format 1) is filled verbatim.
@@ -23,7 +23,7 @@ from logmine.pack import PackTemplate, RenderPlan, TrimSettings
 from logmine.runtime.context import RenderContext, dedup_file_blocks
 from logmine.runtime.plan import BUDGET_FIELDS, lossless, trim_config
 from logmine.runtime.sandbox import SafeRenderer
-from logmine.stages.compress.trim import TrimConfig, Trimmer
+from logmine.runtime.trim import TrimConfig, Trimmer
 
 Which = Literal["served", "lossless", "original"]
 """The forms of a pack template: what ships (``source`` and its plan), its lossless form

@@ -19,7 +19,7 @@ from logmine.runtime import (
     trim_config,
     trim_settings,
 )
-from logmine.stages.compress.trim import TrimConfig, Trimmer
+from logmine.runtime.trim import TrimConfig, Trimmer
 
 PY_PREFIX = "".join(f"def helper_{i}(x):\n    return x + {i}\n\n\n" for i in range(60)) + "def main():\n    value = helper_3("
 FIM = "<fim_prefix>{{ prefix }}<fim_suffix>{{ suffix }}<fim_middle>"

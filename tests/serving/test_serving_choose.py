@@ -7,7 +7,7 @@ from serving_helpers import ScriptedGenerator
 
 from logmine.pack import PackTemplate, PackTotals, Placeholder, TemplatePack, Thresholds
 from logmine.runtime import LoggedRequest, RenderContext, form, make_plan, render, trim_settings
-from logmine.stages.compress.trim import TrimConfig
+from logmine.runtime.trim import TrimConfig
 from logmine_serving.pack_runtime import PackRuntime
 from logmine_serving.validate import ValidateConfig, choose_forms, validate
 

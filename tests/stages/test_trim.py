@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from logmine.stages.compress.trim import scan as trim_scan
-from logmine.stages.compress.trim.trimmer import TrimConfig, Trimmer, count_tokens, recent_files, trim_slots
-from logmine.stages.compress.trim.evaluate import completion_uses, evaluate, f1, nearest_lines, referenced_units
-from logmine.stages.compress.trim.score import (
+from logmine.runtime.trim import scan as trim_scan
+from logmine.runtime.trim.trimmer import TrimConfig, Trimmer, count_tokens, recent_files, trim_slots
+from logmine.runtime.trim.evaluate import completion_uses, evaluate, f1, nearest_lines, referenced_units
+from logmine.runtime.trim.score import (
     FEATURES,
     PARTIAL,
     Plan,
@@ -503,7 +503,7 @@ def test_flat_bracket_pairs_lex_like_single_brackets(language: str, cut: int, ed
 
 
 def test_placed_units_equal_constructed_ones() -> None:
-    from logmine.stages.compress.trim.units import Unit, _place
+    from logmine.runtime.trim.units import Unit, _place
 
     raw = (3, 9, "definition", "function_definition", frozenset({"f"}), 4, frozenset({"f", "x"}), frozenset({"y"}))
     assert _place(raw, 10) == Unit(13, 19, "definition", "function_definition", frozenset({"f"}), 4, frozenset({"f", "x"}),
@@ -517,6 +517,6 @@ def test_placed_units_equal_constructed_ones() -> None:
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(st.sampled_from("ab _\n/*#\"'`\\"), max_size=200), language=st.sampled_from(["python", "rust", "go", None]))
 def test_code_only_blanks_what_the_pattern_finds(text: str, language: str | None) -> None:
-    from logmine.stages.compress.trim.units import _C_STRIP, STRIP, code_only
+    from logmine.runtime.trim.units import _C_STRIP, STRIP, code_only
 
     assert code_only(text, language) == STRIP.get(language or "", _C_STRIP).sub(" ", text)

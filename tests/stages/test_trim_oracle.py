@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from logmine.stages.compress.trim.trimmer import TrimConfig, Trimmer
-from logmine.stages.compress.trim.oracle import best_cutoff, best_subset, bounds, visible
-from logmine.stages.compress.trim.units import Unit
+from logmine.runtime.trim.trimmer import TrimConfig, Trimmer
+from logmine.runtime.trim.oracle import best_cutoff, best_subset, bounds, visible
+from logmine.runtime.trim.units import Unit
 
 CODE = "import os\nimport sys\n\nLIMIT = 3\n\ndef helper(x):\n    return x\n\ndef main():\n    y = helper(1)\n    return LIM"
 """Units: 0 ``import os``, 1 ``import sys``, 2 ``LIMIT``, 3 ``helper``, 4 ``main`` (the cursor's unit)."""

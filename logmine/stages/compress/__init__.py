@@ -6,29 +6,16 @@ In: the workspace's ``templates``, ``template_families``, ``request_templates`` 
 atomically and the tables ``compress_templates`` and ``template_slots``. Its parts: the text
 compressor (:mod:`~logmine.stages.compress.compressor`), the fidelity check
 (:mod:`~logmine.stages.compress.fidelity`), code-context trimming
-(:mod:`logmine.stages.compress.trim`), logged instances and their token counts
+(:mod:`logmine.runtime.trim`, part of the pack runtime: serving trims as the pack counts), logged instances and their token counts
 (:mod:`~logmine.stages.compress.instances`) and the pack export
 (:mod:`~logmine.stages.compress.export`).
-
-The face is lazy: importing the trimming subpackage (as the pack runtime, :mod:`logmine.runtime`,
-does) does not load the compressor and the exporter, which themselves render through the runtime.
 """
 
-from __future__ import annotations
+from logmine.runtime.trim import TrimConfig, Trimmer, TrimResult, recent_files, trim_slots
+from logmine.stages.compress.compressor import CompressConfig, CompressedTemplate, Compressor
+from logmine.stages.compress.export import CompressResult, ExportConfig, run
 
-import importlib
-from typing import Any
-
-_API = {
-    "CompressConfig": "compressor", "CompressedTemplate": "compressor", "Compressor": "compressor",
-    "CompressResult": "export", "ExportConfig": "export", "run": "export",
-    "TrimConfig": "trim", "TrimResult": "trim", "Trimmer": "trim", "recent_files": "trim", "trim_slots": "trim",
-}
-
-__all__ = sorted(_API)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _API:
-        raise AttributeError(f"module 'logmine.stages.compress' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"logmine.stages.compress.{_API[name]}"), name)
+__all__ = [
+    "CompressConfig", "CompressResult", "CompressedTemplate", "Compressor", "ExportConfig", "TrimConfig", "TrimResult",
+    "Trimmer", "recent_files", "run", "trim_slots",
+]

@@ -50,7 +50,7 @@ from logmine.stages.compress.compressor import CompressConfig, CompressedTemplat
 from logmine.stages.compress.fidelity import Embedder, TokenCounter, escape_static, segments, static_text
 from logmine.stages.compress.instances import FamilySample, Measured, TokenIds, extract_slots, measure, request_contexts, sample_keys, trim_roles
 from logmine.stages.compress.family import Family, shipped_head
-from logmine.stages.compress.trim import TrimConfig
+from logmine.runtime.trim import TrimConfig
 from logmine.stages.compress.verdicts import Chooser
 from logmine.stages.templates import PLACEHOLDER
 from logmine.workspace import Workspace

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from logmine.prompt_syntax import FENCE, FIM_MARKER, ROLE_LABEL
-from logmine.stages.compress.trim.units import count_tokens
+from logmine.runtime.trim.units import count_tokens
 
 Embedder = Callable[[list[str]], np.ndarray]
 """Maps texts to L2-normalised vectors (one row per text)."""

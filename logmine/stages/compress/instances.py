@@ -24,8 +24,8 @@ from logmine.pack import RenderPlan
 from logmine.prompt_syntax import FIM_PREFIX_SENTINELS, FIM_SUFFIX_SENTINELS
 from logmine.runtime import Form, PromptRuntime, RenderContext, lossless, trims
 from logmine.stages.compress.fidelity import segments
-from logmine.stages.compress.trim import Trimmer, recent_files
-from logmine.stages.compress.trim.evaluate import evaluate
+from logmine.runtime.trim import Trimmer, recent_files
+from logmine.runtime.trim.evaluate import evaluate
 
 BLOCK = 16
 """vLLM's default KV-cache block size, in tokens."""
@@ -103,7 +103,7 @@ def block_share(token_ids: Iterable[Sequence[int]], block: int = BLOCK) -> Block
 
 # -- code slots and their trimming roles ------------------------------------------------------------
 TRIM_ROLES = ("prefix", "suffix", "declarations")
-"""The code-context roles :class:`logmine.stages.compress.trim.trimmer.Trimmer` trims."""
+"""The code-context roles :class:`logmine.runtime.trim.trimmer.Trimmer` trims."""
 _SENTINEL_ROLE = [
     (re.compile("(?:" + "|".join(map(re.escape, FIM_PREFIX_SENTINELS)) + r")[ \t]*\Z"), "prefix"),
     (re.compile("(?:" + "|".join(map(re.escape, FIM_SUFFIX_SENTINELS)) + r")[ \t\n]*\Z"), "suffix"),
@@ -311,7 +311,7 @@ def _ordered(families: Sequence[FamilySample], keys: list[tuple[int, int]]) -> l
 def _evaluate(families: Sequence[FamilySample], keys: list[tuple[int, int]], contexts: Mapping[str, RenderContext],
               runtime: PromptRuntime) -> tuple[float | None, float | None, int]:
     """Mean F1 of trimming and of the nearest-lines baseline over requests whose logged completion
-    references a unit of the prefix (``logmine.stages.compress.trim.evaluate``); and how many requests that was."""
+    references a unit of the prefix (``logmine.runtime.trim.evaluate``); and how many requests that was."""
     trimmer = Trimmer(runtime.base)
     ours, base = [], []
     for i, j in _ordered(families, keys):

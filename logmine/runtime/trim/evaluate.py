@@ -2,7 +2,7 @@
 
 Truth for one logged request: the units off the cursor's path (the unit enclosing the cursor
 and the class headers around it are always kept, so they count on neither side) that define
-a name the completion uses (:func:`~logmine.stages.compress.trim.score.references`: a bare name it
+a name the completion uses (:func:`~logmine.runtime.trim.score.references`: a bare name it
 defines, or a member used after ``.`` / ``::``). The completion is read in the state the
 prefix leaves it in: inside a docstring or comment its prose is not code, and an identifier
 the cursor splits (``Sty|le``) is read whole. F1 is ``None`` when the completion references
@@ -23,9 +23,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from logmine.stages.compress.trim.trimmer import TrimConfig, Trimmer, _trimmer
-from logmine.stages.compress.trim.score import PARTIAL, references, uses
-from logmine.stages.compress.trim.base import Unit, count_tokens, open_delimiter
+from logmine.runtime.trim.trimmer import TrimConfig, Trimmer, _trimmer
+from logmine.runtime.trim.score import PARTIAL, references, uses
+from logmine.runtime.trim.base import Unit, count_tokens, open_delimiter
 
 
 def completion_uses(prefix: str, completion: str, language: str | None = None) -> tuple[set[str], set[str]]:

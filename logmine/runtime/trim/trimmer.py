@@ -1,7 +1,7 @@
 """Context trimming for code slots: keep the most useful top-level units within a token budget.
 
 A code context (the prefix before the cursor, the suffix after it, or declarations) is cut
-into units from a tree-sitter parse (:mod:`logmine.stages.compress.trim.units`: imports, classes,
+into units from a tree-sitter parse (:mod:`logmine.runtime.trim.units`: imports, classes,
 functions, statements; a class enclosing the cursor is opened into its members). Each unit
 off the cursor's path gets::
 
@@ -17,8 +17,8 @@ off the cursor's path gets::
   symbols the session edited recently (the units enclosing its earlier cursors), and over
   the files it edited or opened before the request (the ``events`` table, :func:`recent_files`).
 
-Details in :mod:`logmine.stages.compress.trim.score`; units in :mod:`logmine.stages.compress.trim.units`; options and
-results (:class:`TrimConfig`, :class:`TrimResult`, :class:`TrimmedSlots`) in :mod:`logmine.stages.compress.trim.model`.
+Details in :mod:`logmine.runtime.trim.score`; units in :mod:`logmine.runtime.trim.units`; options and
+results (:class:`TrimConfig`, :class:`TrimResult`, :class:`TrimmedSlots`) in :mod:`logmine.runtime.trim.model`.
 
 The cursor's path (the unit enclosing the cursor, and the headers of the classes around it)
 is always kept; other units scoring at least ``prefix_min_score`` are taken best score first while
@@ -27,7 +27,7 @@ expected F1 of the kept units given their importance (padding the budget with un
 tokens and precision).
 Kept units are emitted in source order; adjacent units keep the whitespace between them.
 
-:func:`logmine.stages.compress.trim.evaluate.evaluate` measures F1 of the kept units against the units the
+:func:`logmine.runtime.trim.evaluate.evaluate` measures F1 of the kept units against the units the
 logged completion references, beside the "keep the nearest lines" baseline at the same budget.
 """
 
@@ -37,9 +37,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from logmine.code import resolve_language
-from logmine.stages.compress.trim.model import TrimConfig, TrimmedSlots, TrimResult
-from logmine.stages.compress.trim.parse import UnitParser
-from logmine.stages.compress.trim.score import (
+from logmine.runtime.trim.model import TrimConfig, TrimmedSlots, TrimResult
+from logmine.runtime.trim.parse import UnitParser
+from logmine.runtime.trim.score import (
     KIND_WEIGHT,
     Plan,
     blank_keeping_offsets,
@@ -53,7 +53,7 @@ from logmine.stages.compress.trim.score import (
     split_uses,
     uses,
 )
-from logmine.stages.compress.trim.units import (
+from logmine.runtime.trim.units import (
     Outline,
     Unit,
     code_only,
@@ -114,7 +114,7 @@ class Trimmer:
         return self._select(data, units, set(path), order, budget, memo, (plan, probs))
 
     def layout(self, data: bytes, language: str | None, file_path: str | None = None) -> tuple[list[Unit], list[int], dict]:
-        """Units of a prefix context and its cursor path (see :mod:`logmine.stages.compress.trim.units`);
+        """Units of a prefix context and its cursor path (see :mod:`logmine.runtime.trim.units`);
         ``file_path`` keys the incremental caches."""
         cursor_line = data.rfind(b"\n") + 1
         if not supported(language):
@@ -222,7 +222,7 @@ class Trimmer:
 
     def scores(self, plan: Plan, data: bytes, language: str | None, file_factor: float,
                recent_symbols: Sequence[str]) -> dict[int, float]:
-        """The score of each candidate unit (see :mod:`logmine.stages.compress.trim.score`)."""
+        """The score of each candidate unit (see :mod:`logmine.runtime.trim.score`)."""
         line = data[data.rfind(b"\n") + 1 :].decode("utf-8", "replace")
         return score(plan, line, language, file_factor, recent_symbols, self.config)
 
@@ -230,7 +230,7 @@ class Trimmer:
                 memo: dict | None = None, cut: tuple[Plan, dict[int, float]] | None = None) -> TrimResult:
         """Keep the path, then ``(score, unit)`` pairs in ``order`` (best first) while they fit; with ``cut``
         (a prefix's plan and the importance the cursor's line changed), those scoring ``prefix_min_score``,
-        then the first of them that maximize the expected F1 (:func:`~logmine.stages.compress.trim.score.expected_f1_cut`);
+        then the first of them that maximize the expected F1 (:func:`~logmine.runtime.trim.score.expected_f1_cut`);
         else those scoring ``min_score``."""
         kept = set(path)
         used = path_tokens = sum(units[i].tokens for i in path)

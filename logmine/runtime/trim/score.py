@@ -1,4 +1,4 @@
-"""Scoring units for :mod:`logmine.stages.compress.trim.trimmer`: which names code uses, and each unit's score.
+"""Scoring units for :mod:`logmine.runtime.trim.trimmer`: which names code uses, and each unit's score.
 
 ``score = ast_weight x importance + (1 - ast_weight) x recency`` (0.7 / 0.3 by default):
 
@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from logmine.stages.compress.trim.base import _C_STRIP, IDENT, STRIP, Unit, code_only
+from logmine.runtime.trim.base import _C_STRIP, IDENT, STRIP, Unit, code_only
 
 BARE = re.compile(r"(?<![\w$.])(?<!->)(?<!::)[A-Za-z_$][\w$]*")
 ATTR = re.compile(r"(?:\.|->|::)([A-Za-z_$][\w$]*)")

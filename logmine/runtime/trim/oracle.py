@@ -1,8 +1,8 @@
 """Upper bounds of context trimming's F1: what a trimmer that knew the truth could score.
 
-For one logged request, with the truth of :mod:`logmine.stages.compress.trim.evaluate` (the units off the
+For one logged request, with the truth of :mod:`logmine.runtime.trim.evaluate` (the units off the
 cursor's path that define a name the completion uses) and the budget left once the cursor's
-path is kept (nothing when the path alone is over budget, as :class:`~logmine.stages.compress.trim.trimmer.Trimmer`
+path is kept (nothing when the path alone is over budget, as :class:`~logmine.runtime.trim.trimmer.Trimmer`
 does):
 
 - **cutoff**: our ranking, the best per-request cutoff. The units our ranking would keep with no
@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from logmine.stages.compress.trim.trimmer import Trimmer
-from logmine.stages.compress.trim.evaluate import f1, referenced_units
-from logmine.stages.compress.trim.score import identifiers, lru_factor, ranked, typed_word
-from logmine.stages.compress.trim.base import Unit
+from logmine.runtime.trim.trimmer import Trimmer
+from logmine.runtime.trim.evaluate import f1, referenced_units
+from logmine.runtime.trim.score import identifiers, lru_factor, ranked, typed_word
+from logmine.runtime.trim.base import Unit
 
 SIGNALS = ("uses", "typed", "class", "recent", "import")
 """The signals of :func:`visible`, in the order their coverage is reported."""

@@ -1,4 +1,4 @@
-"""Parsing a segment of a code context to units, for :mod:`logmine.stages.compress.trim.units`.
+"""Parsing a segment of a code context to units, for :mod:`logmine.runtime.trim.units`.
 
 Parsed segments are cached by content (all but a stream's last one, which changes at every new
 line), and each segment of a file keeps its tree so that the next request re-parses
@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from logmine.code import error_count, get_parser
-from logmine.stages.compress.trim import defs as trim_defs
-from logmine.stages.compress.trim.scan import SYNTAX, Lexed, Segment
-from logmine.stages.compress.trim.base import _NONE, IDENT, LAZY, Raw, _frozen, code_only, count_tokens
+from logmine.runtime.trim import defs as trim_defs
+from logmine.runtime.trim.scan import SYNTAX, Lexed, Segment
+from logmine.runtime.trim.base import _NONE, IDENT, LAZY, Raw, _frozen, code_only, count_tokens
 
 
 @dataclass(slots=True)

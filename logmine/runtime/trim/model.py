@@ -1,10 +1,10 @@
-"""Options and results of context trimming (:mod:`logmine.stages.compress.trim.trimmer`)."""
+"""Options and results of context trimming (:mod:`logmine.runtime.trim.trimmer`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from logmine.stages.compress.trim.base import Unit
+from logmine.runtime.trim.base import Unit
 
 
 @dataclass(frozen=True)

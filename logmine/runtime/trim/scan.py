@@ -1,4 +1,4 @@
-"""Scanning a code context without parsing it, for :mod:`logmine.stages.compress.trim.units`.
+"""Scanning a code context without parsing it, for :mod:`logmine.runtime.trim.units`.
 
 Strings, comments, brackets and newlines are found with one regular expression per language;
 from them, the line starts at bracket depth 0 and where a context leaves a block it does not

@@ -1,4 +1,4 @@
-"""Top-level units of a code context, from tree-sitter, for :mod:`logmine.stages.compress.trim.trimmer`.
+"""Top-level units of a code context, from tree-sitter, for :mod:`logmine.runtime.trim.trimmer`.
 
 A logged context is a window of a file: it may start inside a function, a class body, a
 docstring or a bracket, and it ends at the cursor, usually mid-statement. Parsed as is,
@@ -11,8 +11,8 @@ code indented below top level gets a synthetic wrapper (``class _:``, ``class _ 
 is left out of the parse (it changes at every keystroke) and joined to the unit it
 continues, found from its indentation or bracket depth.
 
-Scanning lives in :mod:`logmine.stages.compress.trim.scan`, parsing a segment (and its caches) in
-:mod:`logmine.stages.compress.trim.parse`, what a unit defines in :mod:`logmine.stages.compress.trim.defs`.
+Scanning lives in :mod:`logmine.runtime.trim.scan`, parsing a segment (and its caches) in
+:mod:`logmine.runtime.trim.parse`, what a unit defines in :mod:`logmine.runtime.trim.defs`.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 from logmine.code import GRAMMARS
-from logmine.stages.compress.trim import defs as trim_defs
-from logmine.stages.compress.trim.scan import _DECLARATION, INDENT, SYNTAX, scan
+from logmine.runtime.trim import defs as trim_defs
+from logmine.runtime.trim.scan import _DECLARATION, INDENT, SYNTAX, scan
 
-from logmine.stages.compress.trim.base import (  # noqa: F401 - re-exported: the unit primitives
+from logmine.runtime.trim.base import (  # noqa: F401 - re-exported: the unit primitives
     _C_STRIP, _NONE, IDENT, LAZY, STRIP, TOKEN, Raw, Unit, _frozen, code_only, count_tokens, finish, open_delimiter,
 )
-from logmine.stages.compress.trim.parse import Level, UnitParser
+from logmine.runtime.trim.parse import Level, UnitParser
 
 # -- from a scan and parsed segments to the units of a context ----------------------------------
 @dataclass(slots=True)
