@@ -1,5 +1,5 @@
-"""The pack runtime's imports run one way: it loads the trimmer's face and nothing else of the compress
-stage, and the serving layer imports logmine's prompt code only from it."""
+"""The pack runtime's imports run one way: it loads no stage (its trimmer, logmine.runtime.trim, is its
+own), and the serving layer imports logmine's prompt code only from it."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVING_MAY_IMPORT = {"logmine.pack", "logmine.errors", "logmine.models", "logmine.code", "logmine.workspace", "logmine.runtime"}
 
 
-def test_importing_the_runtime_loads_no_compressor_exporter_or_polars() -> None:
+def test_importing_the_runtime_loads_no_stage_and_no_polars() -> None:
     code = "import sys, json, logmine.runtime; print(json.dumps(sorted(sys.modules)))"
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout)
     stage = {m for m in loaded if m.startswith("logmine.stages.")}
-    assert stage and all(m == "logmine.stages.compress" or m.startswith("logmine.runtime.trim") for m in stage), stage
+    assert stage == set(), stage  # the trimmer is the runtime's own (logmine.runtime.trim): no stage is loaded
     assert "polars" not in loaded and "logmine.workspace" not in loaded
 
 

@@ -49,7 +49,8 @@ def test_serving_renders_the_prompt_the_pack_counts_for_every_logged_instance(sa
             assert prompt_hash(prompt) == row["served_hash"], (t.name, case.request_id)
             tokens.setdefault(t.id, []).append(row["served_tokens"])
             checked += 1
-    assert checked == len(served) == load_pack(sample / "pack").totals.requests - 47  # every measured instance (47 unmatched)
+    measured = sum(t.measured_requests for t in load_pack(sample / "pack").templates)
+    assert checked == len(served) == measured > 0  # every measured instance
     for t in runtime.pack.templates:
         if t.id in tokens:
             assert round(sum(tokens[t.id]) / len(tokens[t.id]), 3) == t.rendered_tokens_after
