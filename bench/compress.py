@@ -235,9 +235,20 @@ def served_prompts(ws: Path) -> list[dict]:
             new[name] = res.values.get(role, new.get(name, ""))
         head = heads.get(t["shared_prefix_id"], "") if t.get("shared_prefix_id") else ""
         served.append({"request_id": rid, "template": t["id"], "name": t["name"], "original": prompt,
-                       "served": head + render(t["source"], new), "fim": t["source"] == t["original_source"] and bool(roles)})
+                       "served": head + render(t["source"], new), "fim": t["source"] == t["original_source"] and bool(roles),
+                       "context": "".join(values.get(n, "") for n in roles), "context_after": "".join(new.get(n, "") for n in roles),
+                       "tail": _after_first_slot(t["original_source"]), "tail_after": _after_first_slot(t["source"])})
     print(f"{len(served):,} requests with slot values rendered back, {skipped:,} skipped", file=sys.stderr)
     return served
+
+
+def _after_first_slot(source: str) -> str:
+    """The static text of a template after its first slot (what a prefix cache cannot reuse across requests)."""
+    from logmine.stages.compress.fidelity import segments
+
+    parts = segments(source)
+    first = next((k for k, p in enumerate(parts) if p.slot), len(parts))
+    return "".join(p.text for p in parts[first:] if p.slot is None)
 
 
 def apc_uncached(token_ids: list[list[int]], block: int = 16) -> list[int]:
@@ -270,15 +281,20 @@ def judge_served(served: list[dict], args: argparse.Namespace) -> dict:
     ids = {k: tok([r[k] for r in served], add_special_tokens=False)["input_ids"] for k in ("original", "served")}
     unc = {k: apc_uncached(v) for k, v in ids.items()}
     n = len(served)
+    parts = {k: tok([r[k] for r in served], add_special_tokens=False)["input_ids"]
+             for k in ("context", "context_after", "tail", "tail_after")}
     figures = {"requests": n,
                "tokens_before": sum(map(len, ids["original"])) / n, "tokens_after": sum(map(len, ids["served"])) / n,
-               "apc_uncached_before": sum(unc["original"]) / n, "apc_uncached_after": sum(unc["served"]) / n}
+               "apc_uncached_before": sum(unc["original"]) / n, "apc_uncached_after": sum(unc["served"]) / n,
+               **{f"{k}_tokens": sum(map(len, v)) / n for k, v in parts.items()}}
     cut = lambda a, b: f"{b / a - 1:+.1%}"  # noqa: E731
     print(f"\n| per request, {n:,} requests | logged | served | change |\n|---|---|---|---|")
     print(f"| prompt tokens | {figures['tokens_before']:.1f} | {figures['tokens_after']:.1f} | "
           f"{cut(figures['tokens_before'], figures['tokens_after'])} |")
     print(f"| uncached tokens, unbounded prefix cache (16-token blocks, log order) | {figures['apc_uncached_before']:.1f} | "
           f"{figures['apc_uncached_after']:.1f} | {cut(figures['apc_uncached_before'], figures['apc_uncached_after'])} |")
+    print(f"| code-context slots (trimmed) | {figures['context_tokens']:.1f} | {figures['context_after_tokens']:.1f} | |")
+    print(f"| static text after the first slot | {figures['tail_tokens']:.1f} | {figures['tail_after_tokens']:.1f} | |")
     by_template: dict[str, list[dict]] = {}
     for r in served:
         by_template.setdefault(r["template"], []).append(r)
@@ -304,6 +320,14 @@ def judge_served(served: list[dict], args: argparse.Namespace) -> dict:
                         "changed": agree([r for r in picked if r["original"] != r["served"]] or picked[:1]),
                         "per_template": {rs[0]["name"]: agree([r for r in picked if r["template"] == t])
                                          for t, rs in by_template.items()}}
+    # a validated pack: a template keeps its served form only when its judged outputs agree (edit similarity >= 0.9)
+    ok = {t for t, rs in by_template.items() if agree([r for r in picked if r["template"] == t])["edit_similarity"] >= 0.9}
+    mixed = [ids["served"][k] if r["template"] in ok else ids["original"][k] for k, r in enumerate(served)]
+    figures["validated"] = {"templates_kept": len(ok), "templates": len(by_template),
+                            "tokens_after": sum(map(len, mixed)) / n, "apc_uncached_after": sum(apc_uncached(mixed)) / n}
+    print(f"validated pack (a template keeps its served form only when its outputs agree, edit similarity >= 0.9): "
+          f"{len(ok)} of {len(by_template)} templates; prompt tokens {figures['validated']['tokens_after']:.1f}, "
+          f"uncached {figures['validated']['apc_uncached_after']:.1f} per request")
     (args.work / "judged.json").write_text(json.dumps(figures, indent=2) + "\n")
     for k in ("all", "changed", "fim"):
         g = figures["judge"][k]

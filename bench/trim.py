@@ -353,7 +353,13 @@ def judge_variants(reqs: list, share: float, variants: dict[str, TrimConfig]) ->
                "prompts": {"full": prefix}, "kept_tokens": {}, "recall": {}, "recall_literal": {}}
         res = None
         for name, t in trimmers.items():
-            res = t.prefix(prefix, lang, path, budget=budget)
+            res, b = t.prefix(prefix, lang, path, budget=budget), budget
+            for _ in range(4):  # the pieces' counts can add up to less than the joined text's: hold the share
+                over = count(res.text) - budget
+                if over <= 0:
+                    break
+                b -= over
+                res = t.prefix(prefix, lang, path, budget=max(b, 0))
             near = res.near_start if res.near_start is not None else len(prefix.encode("utf-8"))
             kept = set(res.kept) | {i for i, u in enumerate(res.units) if u.end > near}
             row["prompts"][name], row["kept_tokens"][name] = res.text, count(res.text)
