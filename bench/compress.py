@@ -23,6 +23,12 @@ trimming, the nearest-lines baseline at the same budget. ``--ceiling`` also read
 how much of the static text is editable prose at all (whole lines of instructions; FIM sentinels,
 role labels, text beside slots and quoted code are never edited), which bounds the static-token cut.
 
+``--judge N`` also builds, for every request with slot values, the prompt the pack serves (compressed
+template, shared prefix, code-context slots trimmed) and reports tokens per request logged vs served
+(uncached: outside 16-token blocks an earlier request already had, as a prefix-caching server sees
+them) and, for N requests per pack template, the bundled generator's 16 greedy tokens from both
+prompts compared (bench/judge.py; ``--reuse`` judges WORK/ws as it is).
+
 Example:
     .venv/bin/python bench/compress.py --requests 100000 --seed 7 --work /tmp/bench-compress --ceiling --stages
     .venv/bin/python bench/compress.py --real-templates ../shared/benchmarks/prompt-templates/templates.jsonl \

@@ -13,8 +13,14 @@ whole stream through one Trimmer per process, either with caches (incremental pa
 serving process would see consecutive requests of a file) or cold (every request parsed from
 scratch); the 2-process figure hands the files, biggest first, to two pool workers as they free up.
 
+``--judge N`` judges trimming by what the bundled generator writes instead (bench/judge.py): N
+requests drawn at random, a budget of ``--keep-share`` (a third) of each context's SmolLM2 tokens,
+16 greedy tokens from the untrimmed prompt, from ours (``TrimConfig(fill=True)``) and from the
+nearest lines; edit similarity and exact match of the outputs, recall of the referenced units.
+
 Example:
     .venv/bin/python bench/trim.py --code-dir .venv/lib/python3.11/site-packages/rich --budget 256
+    .venv/bin/python bench/trim.py --code-dir .venv/lib/python3.11/site-packages/rich --prefix-lines 60 --judge 200 --judge-limit-s 240
     .venv/bin/python bench/trim.py --tune --code-dir .venv/lib/python3.11/site-packages/pydantic
     .venv/bin/python bench/trim.py --fit --code-dir .venv/lib/python3.11/site-packages/pydantic
 """
