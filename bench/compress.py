@@ -204,7 +204,7 @@ def report(s: dict, wall: float, peak: float, ceil: dict | None, fac: dict) -> N
 # -- judged by the model: the served prompts against the logged ones --------------------------------
 def served_prompts(ws: Path) -> list[dict]:
     """Every request of the workspace with slot values: its logged prompt, the prompt the pack serves for it
-    (the compressed template, its shared prefix in front, code-context slots trimmed as the pack's
+    (the compressed template, which starts with its shared prefix, code-context slots trimmed as the pack's
     ``trimming`` says) and its pack template; in log order. Requests whose slots do not render back to
     the logged prompt through the pack's original template are left out (counted in ``skipped``)."""
     import duckdb
@@ -239,9 +239,12 @@ def served_prompts(ws: Path) -> list[dict]:
         new = dict(values)
         for name, role in roles.items():
             new[name] = res.values.get(role, new.get(name, ""))
+        text = render(t["source"], new)
         head = heads.get(t["shared_prefix_id"], "") if t.get("shared_prefix_id") else ""
+        if not text.startswith(head):  # a pack whose sources leave the shared prefix out
+            text = head + text
         served.append({"request_id": rid, "template": t["id"], "name": t["name"], "original": prompt,
-                       "served": head + render(t["source"], new), "fim": t["source"] == t["original_source"] and bool(roles),
+                       "served": text, "fim": t["source"] == t["original_source"] and bool(roles),
                        "context": "".join(values.get(n, "") for n in roles), "context_after": "".join(new.get(n, "") for n in roles),
                        "tail": _after_first_slot(t["original_source"]), "tail_after": _after_first_slot(t["source"])})
     print(f"{len(served):,} requests with slot values rendered back, {skipped:,} skipped", file=sys.stderr)
