@@ -23,6 +23,12 @@ trimming, the nearest-lines baseline at the same budget. ``--ceiling`` also read
 how much of the static text is editable prose at all (whole lines of instructions; FIM sentinels,
 role labels, text beside slots and quoted code are never edited), which bounds the static-token cut.
 
+``--judge N`` also builds, for every request with slot values, the prompt the pack serves (compressed
+template, shared prefix, code-context slots trimmed) and reports tokens per request logged vs served
+(uncached: outside 16-token blocks an earlier request already had, as a prefix-caching server sees
+them) and, for N requests per pack template, the bundled generator's 16 greedy tokens from both
+prompts compared (bench/judge.py; ``--reuse`` judges WORK/ws as it is).
+
 Example:
     .venv/bin/python bench/compress.py --requests 100000 --seed 7 --work /tmp/bench-compress --ceiling --stages
     .venv/bin/python bench/compress.py --real-templates ../shared/benchmarks/prompt-templates/templates.jsonl \
@@ -195,6 +201,150 @@ def report(s: dict, wall: float, peak: float, ceil: dict | None, fac: dict) -> N
         print("ceiling: " + ", ".join(f"{k} {v}" for k, v in ceil.items()))
 
 
+# -- judged by the model: the served prompts against the logged ones --------------------------------
+def served_prompts(ws: Path) -> list[dict]:
+    """Every request of the workspace with slot values: its logged prompt, the prompt the pack serves for it
+    (the compressed template, which starts with its shared prefix, code-context slots trimmed as the pack's
+    ``trimming`` says) and its pack template; in log order. Requests whose slots do not render back to
+    the logged prompt through the pack's original template are left out (counted in ``skipped``)."""
+    import duckdb
+
+    from logmine.stages.compress import TrimConfig, Trimmer, trim_slots
+    from logmine.stages.compress.instances import render
+
+    pack = json.loads((ws / "pack" / "pack.json").read_text())
+    templates = {t["id"]: t for t in pack["templates"]}
+    heads = {p["id"]: p["text"] for p in pack["shared_prefixes"]}
+    tr = pack.get("trimming") or {}
+    cfg = TrimConfig(budget_tokens=tr.get("prefix_budget_tokens", 256), suffix_budget_tokens=tr.get("suffix_budget_tokens", 128),
+                     declarations_budget_tokens=tr.get("declarations_budget_tokens", 256))
+    con = duckdb.connect(str(ws / "logmine.duckdb"), read_only=True)
+    rows = con.sql("select r.request_id, r.ts, r.session_id, r.language, r.file_path, r.prompt, s.pack_template_id, s.slots "
+                   "from template_slots s join llm_requests r using (request_id) order by r.ts, r.request_id").fetchall()
+    out, skipped = [], 0
+    todo = []
+    for rid, ts, session, lang, path, prompt, tid, slots in rows:
+        t = templates.get(tid)
+        values = json.loads(slots) if slots else None
+        if t is None or values is None or render(t["original_source"], values) != prompt:
+            skipped += 1
+            continue
+        roles = t.get("trimmed_slots") or {}
+        todo.append((rid, ts, prompt, t, values, roles))
+        out.append({"slots": {role: values.get(name, "") for name, role in roles.items()}, "language": lang,
+                    "file_path": path, "session_id": session})
+    trimmed = trim_slots(out, trimmer=Trimmer(cfg))
+    served = []
+    for (rid, ts, prompt, t, values, roles), res in zip(todo, trimmed, strict=True):
+        new = dict(values)
+        for name, role in roles.items():
+            new[name] = res.values.get(role, new.get(name, ""))
+        text = render(t["source"], new)
+        head = heads.get(t["shared_prefix_id"], "") if t.get("shared_prefix_id") else ""
+        if not text.startswith(head):  # a pack whose sources leave the shared prefix out
+            text = head + text
+        served.append({"request_id": rid, "template": t["id"], "name": t["name"], "original": prompt,
+                       "served": text, "fim": t["source"] == t["original_source"] and bool(roles),
+                       "context": "".join(values.get(n, "") for n in roles), "context_after": "".join(new.get(n, "") for n in roles),
+                       "tail": _after_first_slot(t["original_source"]), "tail_after": _after_first_slot(t["source"])})
+    print(f"{len(served):,} requests with slot values rendered back, {skipped:,} skipped", file=sys.stderr)
+    return served
+
+
+def _after_first_slot(source: str) -> str:
+    """The static text of a template after its first slot (what a prefix cache cannot reuse across requests)."""
+    from logmine.stages.compress.fidelity import segments
+
+    parts = segments(source)
+    first = next((k for k, p in enumerate(parts) if p.slot), len(parts))
+    return "".join(p.text for p in parts[first:] if p.slot is None)
+
+
+def apc_uncached(token_ids: list[list[int]], block: int = 16) -> list[int]:
+    """Per prompt, in order, its tokens outside the 16-token blocks an earlier prompt already had (the
+    chained block hashes of vLLM's automatic prefix caching, an unbounded cache)."""
+    seen: set[int] = set()
+    out = []
+    for ids in token_ids:
+        h, cached = 0, 0
+        for k in range(0, len(ids) - len(ids) % block, block):
+            h = hash((h, tuple(ids[k : k + block])))
+            if h in seen:
+                cached += block
+            else:
+                seen.add(h)
+        out.append(len(ids) - cached)
+    return out
+
+
+def judge_served(served: list[dict], args: argparse.Namespace) -> dict:
+    """Tokens per request before (logged) and after (served), traffic-weighted over the log, and the generator's
+    outputs from ``--judge`` requests per template (greedy, 16 tokens) compared."""
+    import hashlib
+    import statistics
+
+    from judge import Judge, edit_similarity
+    from logmine.models import load_tokenizer
+
+    tok = load_tokenizer()
+    ids = {k: tok([r[k] for r in served], add_special_tokens=False)["input_ids"] for k in ("original", "served")}
+    unc = {k: apc_uncached(v) for k, v in ids.items()}
+    n = len(served)
+    parts = {k: tok([r[k] for r in served], add_special_tokens=False)["input_ids"]
+             for k in ("context", "context_after", "tail", "tail_after")}
+    figures = {"requests": n,
+               "tokens_before": sum(map(len, ids["original"])) / n, "tokens_after": sum(map(len, ids["served"])) / n,
+               "apc_uncached_before": sum(unc["original"]) / n, "apc_uncached_after": sum(unc["served"]) / n,
+               **{f"{k}_tokens": sum(map(len, v)) / n for k, v in parts.items()}}
+    cut = lambda a, b: f"{b / a - 1:+.1%}"  # noqa: E731
+    print(f"\n| per request, {n:,} requests | logged | served | change |\n|---|---|---|---|")
+    print(f"| prompt tokens | {figures['tokens_before']:.1f} | {figures['tokens_after']:.1f} | "
+          f"{cut(figures['tokens_before'], figures['tokens_after'])} |")
+    print(f"| uncached tokens, unbounded prefix cache (16-token blocks, log order) | {figures['apc_uncached_before']:.1f} | "
+          f"{figures['apc_uncached_after']:.1f} | {cut(figures['apc_uncached_before'], figures['apc_uncached_after'])} |")
+    print(f"| code-context slots (trimmed) | {figures['context_tokens']:.1f} | {figures['context_after_tokens']:.1f} | |")
+    print(f"| static text after the first slot | {figures['tail_tokens']:.1f} | {figures['tail_after_tokens']:.1f} | |")
+    by_template: dict[str, list[dict]] = {}
+    for r in served:
+        by_template.setdefault(r["template"], []).append(r)
+    picked = [r for rs in by_template.values()
+              for r in sorted(rs, key=lambda r: hashlib.blake2b(r["request_id"].encode(), digest_size=8).digest())[: args.judge]]
+    j = Judge(args.judge_cache, 16, args.judge_batch)
+    prompts = [r[k] for r in picked for k in ("original", "served")]
+    print(f"judging {len(picked)} requests of {len(by_template)} templates: {len(j.missing(prompts))} prompts to generate",
+          file=sys.stderr)
+    done = j.run(prompts, args.judge_limit_s)
+    if j.generated:
+        print(f"generated {j.generated} prompts in {j.seconds:.1f} s ({j.seconds / j.generated:.2f} s a prompt)", file=sys.stderr)
+    if not done:
+        print(f"time limit reached: {len(j.missing(prompts))} prompts left; run the same command again to go on")
+        return figures
+
+    def agree(rs: list[dict]) -> dict:
+        pairs = [(j.output(r["original"]), j.output(r["served"])) for r in rs]
+        return {"n": len(rs), "edit_similarity": statistics.fmean(edit_similarity(a, b) for a, b in pairs),
+                "exact": sum(a == b for a, b in pairs) / len(pairs),
+                "unchanged_prompt": sum(r["original"] == r["served"] for r in rs) / len(rs)}
+    figures["judge"] = {"all": agree(picked), "fim": agree([r for r in picked if r["fim"]] or picked[:1]),
+                        "changed": agree([r for r in picked if r["original"] != r["served"]] or picked[:1]),
+                        "per_template": {rs[0]["name"]: agree([r for r in picked if r["template"] == t])
+                                         for t, rs in by_template.items()}}
+    # a validated pack: a template keeps its served form only when its judged outputs agree (edit similarity >= 0.9)
+    ok = {t for t, rs in by_template.items() if agree([r for r in picked if r["template"] == t])["edit_similarity"] >= 0.9}
+    mixed = [ids["served"][k] if r["template"] in ok else ids["original"][k] for k, r in enumerate(served)]
+    figures["validated"] = {"templates_kept": len(ok), "templates": len(by_template),
+                            "tokens_after": sum(map(len, mixed)) / n, "apc_uncached_after": sum(apc_uncached(mixed)) / n}
+    print(f"validated pack (a template keeps its served form only when its outputs agree, edit similarity >= 0.9): "
+          f"{len(ok)} of {len(by_template)} templates; prompt tokens {figures['validated']['tokens_after']:.1f}, "
+          f"uncached {figures['validated']['apc_uncached_after']:.1f} per request")
+    (args.work / "judged.json").write_text(json.dumps(figures, indent=2) + "\n")
+    for k in ("all", "changed", "fim"):
+        g = figures["judge"][k]
+        print(f"outputs ({k}): {g['n']} requests, edit similarity {g['edit_similarity']:.3f}, exact {g['exact']:.3f}, "
+              f"prompt unchanged {g['unchanged_prompt']:.3f}")
+    return figures
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--requests", type=int, default=100_000, help="about this many LLM requests are generated")
@@ -208,11 +358,19 @@ def main() -> None:
     ap.add_argument("--ceiling", action="store_true", help="also measure how much static text is instructions at all")
     ap.add_argument("--stages", action="store_true", help="also time the export stage's steps (re-run in-process)")
     ap.add_argument("--json", type=Path, help="write the figures here as JSON")
+    ap.add_argument("--judge", type=int, metavar="N", help="also generate from N logged and served prompts per template")
+    ap.add_argument("--judge-cache", type=Path, default=Path("/tmp/logmine-judge-cache.jsonl"))
+    ap.add_argument("--judge-batch", type=int, default=8)
+    ap.add_argument("--judge-limit-s", type=float, help="--judge: stop generating after this many seconds (rerun to go on)")
+    ap.add_argument("--reuse", action="store_true", help="use WORK/ws as it is (do not run logmine compress again)")
     ap.add_argument("extra", nargs="*", help="more options for logmine compress (after --)")
     args = ap.parse_args()
     args.format = args.format or ["native", "continue"]
     args.work.mkdir(parents=True, exist_ok=True)
     logs = args.logs or (real_logs(args) if args.real_templates else generate(args))
+    if args.reuse and args.judge:
+        judge_served(served_prompts(args.work / "ws"), args)
+        return
     summary, wall, peak = run_compress(logs, args)
     ceil = ceiling(Path(summary["pack"]) / "pack.json", None) if args.ceiling else None
     fac = factored(Path(summary["pack"]) / "pack.json")
@@ -222,9 +380,10 @@ def main() -> None:
     stages = stage_times(args.work / "ws") if args.stages else None
     if stages:
         print("export stage alone (s): " + ", ".join(f"{k} {v}" for k, v in stages.items()))
+    judged = judge_served(served_prompts(args.work / "ws"), args) if args.judge else None
     if args.json:
         args.json.write_text(json.dumps({"summary": summary, "wall_s": wall, "peak_rss_mb": peak, "ceiling": ceil, "factored": fac,
-                                         "stages": stages}, indent=2) + "\n")
+                                         "stages": stages, "judged": judged}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

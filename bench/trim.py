@@ -13,8 +13,14 @@ whole stream through one Trimmer per process, either with caches (incremental pa
 serving process would see consecutive requests of a file) or cold (every request parsed from
 scratch); the 2-process figure hands the files, biggest first, to two pool workers as they free up.
 
+``--judge N`` judges trimming by what the bundled generator writes instead (bench/judge.py): N
+requests drawn at random, a budget of ``--keep-share`` (a third) of each context's SmolLM2 tokens,
+16 greedy tokens from the untrimmed prompt, from ours (``TrimConfig(fill=True)``) and from the
+nearest lines; edit similarity and exact match of the outputs, recall of the referenced units.
+
 Example:
     .venv/bin/python bench/trim.py --code-dir .venv/lib/python3.11/site-packages/rich --budget 256
+    .venv/bin/python bench/trim.py --code-dir .venv/lib/python3.11/site-packages/rich --prefix-lines 60 --judge 200 --judge-limit-s 240
     .venv/bin/python bench/trim.py --tune --code-dir .venv/lib/python3.11/site-packages/pydantic
     .venv/bin/python bench/trim.py --fit --code-dir .venv/lib/python3.11/site-packages/pydantic
 """
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import html
 import itertools
+import json
 import multiprocessing as mp
 import os
 import random
@@ -35,10 +42,11 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from logmine.code import GRAMMARS, get_parser  # noqa: E402
 from logmine.runtime.trim.trimmer import TrimConfig, Trimmer  # noqa: E402
-from logmine.runtime.trim.evaluate import evaluate, nearest_lines, referenced_units  # noqa: E402
+from logmine.runtime.trim.evaluate import evaluate, nearest_lines, referenced_path, referenced_units  # noqa: E402
 from logmine.runtime.trim.oracle import SIGNALS, bounds  # noqa: E402
 from logmine.runtime.trim.score import FEATURES, build_plan, line_signals  # noqa: E402
 
@@ -320,6 +328,136 @@ def tune(files: list, opts: dict, budget: int) -> TrimConfig:
     return best_cfg
 
 
+# -- judged by the model: what the generator writes from the trimmed prompt -------------------------
+def judge_requests(files: list, opts: dict, n: int, seed: int) -> list[tuple[str, str, str, str]]:
+    """``n`` requests ``(path, language, prefix, completion)`` drawn at random (``seed``) from every file's
+    stream, in stream order (the Trimmer's caches follow the streams)."""
+    every = [(p, lang, prefix, completion) for p, lang, text in files
+             for prefix, completion in requests_of(p, text, opts["sites"], opts["requests"], opts["prefix_lines"],
+                                                   opts["completion_lines"], opts["seed"])]
+    picked = sorted(random.Random(seed).sample(range(len(every)), min(n, len(every))))
+    return [every[i] for i in picked]
+
+
+def judge_variants(reqs: list, share: float, variants: dict[str, TrimConfig]) -> list[dict]:
+    """Per request: the untrimmed prompt, each variant's trimmed prompt (``{name: TrimConfig}``, plus the
+    nearest-lines baseline) at a budget of ``share`` of the context's tokens (SmolLM2's tokenizer), the
+    kept-token share, and recall of the referenced units (strict: off the cursor's path; literal: the path too)."""
+    from logmine.models import load_tokenizer
+
+    tok = load_tokenizer()
+
+    def count(text: str) -> int:
+        return len(tok(text, add_special_tokens=False).input_ids)
+
+    trimmers = {name: Trimmer(cfg, count=count) for name, cfg in variants.items()}
+    rows = []
+    for path, lang, prefix, completion in reqs:
+        total = count(prefix)
+        budget = int(total * share)
+        row = {"path": path, "lang": lang, "completion": completion, "tokens": total, "budget": budget,
+               "prompts": {"full": prefix}, "kept_tokens": {}, "recall": {}, "recall_literal": {}}
+        res = None
+        for name, t in trimmers.items():
+            res, b = t.prefix(prefix, lang, path, budget=budget), budget
+            for _ in range(4):  # the pieces' counts can add up to less than the joined text's: hold the share
+                over = count(res.text) - budget
+                if over <= 0:
+                    break
+                b -= over
+                res = t.prefix(prefix, lang, path, budget=max(b, 0))
+            near = res.near_start if res.near_start is not None else len(prefix.encode("utf-8"))
+            kept = set(res.kept) | {i for i, u in enumerate(res.units) if u.end > near}
+            row["prompts"][name], row["kept_tokens"][name] = res.text, count(res.text)
+            _recall(row, name, res, kept, prefix, completion, lang)
+        base = nearest_lines(prefix, budget, count)
+        start = len(prefix.encode("utf-8")) - len(base.encode("utf-8"))
+        row["prompts"]["nearest"], row["kept_tokens"]["nearest"] = base, count(base)
+        if res is not None:
+            _recall(row, "nearest", res, {i for i, u in enumerate(res.units) if u.end > start}, prefix, completion, lang)
+        rows.append(row)
+    return rows
+
+
+def _recall(row: dict, name: str, res, kept: set[int], prefix: str, completion: str, lang: str) -> None:  # noqa: ANN001
+    truth = referenced_units(res.units, res.path, completion, lang, prefix)
+    own = referenced_path(res.units, res.path, completion, lang, prefix)
+    row["recall"][name] = len(kept & truth) / len(truth) if truth else None
+    row["recall_literal"][name] = len(kept & (truth | own)) / len(truth | own) if truth | own else None
+    row.setdefault("truth", len(truth))
+
+
+def judge_table(rows: list, names: list[str], judge) -> dict:  # noqa: ANN001
+    """Mean edit similarity and exact-match rate of each variant's output against the untrimmed prompt's,
+    recall of the referenced units and the kept-token share, per language and over all."""
+    from judge import edit_similarity
+
+    out = {}
+    langs = sorted({r["lang"] for r in rows})
+    print(f"\n{'language':12} {'variant':9} {'n':>4} {'edit sim':>8} {'exact':>6} {'line':>6} {'vs logged':>9} {'recall':>6} "
+          f"{'w/ truth':>8} {'micro':>6} {'literal':>7} {'kept':>6} {'max kept':>8}")
+    for lang in [*langs, "all"]:
+        sel = [r for r in rows if lang in ("all", r["lang"])]
+        for name in names:
+            outs = [(judge.output(r["prompts"]["full"]), judge.output(r["prompts"][name])) for r in sel]
+            sims = [edit_similarity(a, b) for a, b in outs]
+            logged = [edit_similarity(r["completion"][: len(b)], b) for r, (_, b) in zip(sel, outs, strict=True)]
+            rec = [r["recall"][name] for r in sel if r["recall"].get(name) is not None]
+            lit = [r["recall_literal"][name] for r in sel if r["recall_literal"].get(name) is not None]
+            hit = sum(round(r["recall"][name] * r["truth"]) for r in sel if r["recall"].get(name) is not None)
+            truth = sum(r["truth"] for r in sel if r["recall"].get(name) is not None)
+            kept = [r["kept_tokens"][name] / r["tokens"] for r in sel if r["tokens"]]
+            line = sum(a.lstrip("\n").split("\n")[0] == b.lstrip("\n").split("\n")[0] for a, b in outs) / len(outs)
+            s = {"n": len(sel), "edit_similarity": statistics.fmean(sims), "exact": sum(a == b for a, b in outs) / len(outs),
+                 "first_line_exact": line,
+                 "edit_similarity_logged": statistics.fmean(logged),
+                 "recall": statistics.fmean(rec) if rec else None, "with_truth": len(rec),
+                 "recall_micro": hit / truth if truth else None, "recall_literal": statistics.fmean(lit) if lit else None,
+                 "kept_share": statistics.fmean(kept), "kept_share_max": max(kept)}
+            out[f"{lang}/{name}"] = s
+            fmt = lambda x: f"{x:.3f}" if x is not None else "  -  "  # noqa: E731
+            print(f"{lang:12} {name:9} {s['n']:4d} {s['edit_similarity']:8.3f} {s['exact']:6.3f} {s['first_line_exact']:6.3f} {s['edit_similarity_logged']:9.3f} "
+                  f"{fmt(s['recall']):>6} {s['with_truth']:8d} {fmt(s['recall_micro']):>6} {fmt(s['recall_literal']):>7} "
+                  f"{s['kept_share']:6.3f} {s['kept_share_max']:8.3f}")
+    print("(edit sim / exact: the variant's 16 greedy tokens against the untrimmed prompt's; line: their first"
+          "\n non-empty lines equal; vs logged: against the"
+          "\n logged completion cut to the output's length; recall: of the units off the cursor's path that the logged"
+          "\n completion references, mean over requests with one (w/ truth), micro pooled, literal with the path;"
+          "\n kept: tokens of the trimmed prompt over the context's, mean and max)")
+    return out
+
+
+def judge(files: list, opts: dict, a: argparse.Namespace) -> None:
+    """``--judge``: trimmed prompts judged by what the bundled generator writes from them."""
+    from judge import Judge
+
+    variants = {"ours": TrimConfig(fill=True, near_share=a.near_share)}
+    for share in a.also_near_share or []:
+        variants[f"ours@{share:g}"] = TrimConfig(fill=True, near_share=share)
+    if a.judge_f1_cut:
+        variants["f1-cut"] = TrimConfig()
+    reqs = judge_requests(files, opts, a.judge, a.seed)
+    t0 = time.perf_counter()
+    rows = judge_variants(reqs, a.keep_share, variants)
+    trim_s = time.perf_counter() - t0
+    names = [*variants, "nearest"]
+    j = Judge(a.judge_cache, a.max_new_tokens, a.judge_batch)
+    prompts = [r["prompts"][k] for r in rows for k in ("full", *names)]
+    todo = len(j.missing(prompts))
+    print(f"{len(rows)} requests, budget {a.keep_share:.3f} of each context's tokens (mean context {statistics.fmean(r['tokens'] for r in rows):.0f}"
+          f" tokens); trimming {trim_s:.1f} s; {todo} of {len(set(prompts))} prompts to generate")
+    done = j.run(prompts, a.judge_limit_s)
+    if j.generated:
+        print(f"generated {j.generated} prompts x {a.max_new_tokens} tokens in {j.seconds:.1f} s "
+              f"({j.seconds / j.generated:.2f} s a prompt, batch {a.judge_batch}, 1 torch thread)")
+    if not done:
+        print(f"time limit reached: {len(j.missing(prompts))} prompts left; run the same command again to go on")
+        return
+    table = judge_table(rows, names, j)
+    if a.json:
+        a.json.write_text(json.dumps({"requests": len(rows), "keep_share": a.keep_share, "table": table}, indent=2) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--code-dir", action="append", required=True)
@@ -338,6 +476,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="throughput runs per setting (best is shown)")
     ap.add_argument("--speed-only", action="store_true", help="skip the F1 tables")
     ap.add_argument("--bounds", action="store_true", help="print the oracle upper bounds of F1 instead")
+    ap.add_argument("--judge", type=int, metavar="N", help="judge N requests by the generator's output instead")
+    ap.add_argument("--keep-share", type=float, default=1 / 3, help="--judge: budget as a share of each context's tokens")
+    ap.add_argument("--near-share", type=float, default=0.5, help="--judge: TrimConfig.near_share of our trimming")
+    ap.add_argument("--also-near-share", type=float, action="append", help="--judge: another near_share to compare")
+    ap.add_argument("--judge-f1-cut", action="store_true", help="--judge: also the default (F1-cut) trimming")
+    ap.add_argument("--judge-cache", type=Path, default=Path("/tmp/logmine-judge-cache.jsonl"))
+    ap.add_argument("--judge-batch", type=int, default=8)
+    ap.add_argument("--judge-limit-s", type=float, default=None, help="--judge: stop generating after this many seconds")
+    ap.add_argument("--max-new-tokens", type=int, default=16)
+    ap.add_argument("--json", type=Path)
     a = ap.parse_args()
     files = load_files(a.code_dir, a.files_per_language, a.min_lines, a.seed, a.snippets)
     opts = {"sites": a.sites, "requests": a.requests, "prefix_lines": a.prefix_lines,
@@ -349,6 +497,9 @@ def main() -> None:
         return
     if a.fit:
         fit(files, opts, (a.budget or [256])[0])
+        return
+    if a.judge:
+        judge(files, opts, a)
         return
     if a.bounds:
         for budget in a.budget or [256, 512]:

@@ -329,6 +329,42 @@ def test_budget_is_respected_and_cursor_kept(code: str, language: str, budget: i
     assert result.text and (last.endswith(result.text) or result.text.endswith(last))
 
 
+@pytest.mark.parametrize("budget", [1, 5, 20, 60, 200])
+@pytest.mark.parametrize("code, language", [(PYTHON, "python"), (JAVA, "java"), (RUST, "rust"), (GO, "go")])
+def test_fill_respects_the_budget_and_ends_with_the_nearest_lines(code: str, language: str, budget: int) -> None:
+    result = Trimmer(TrimConfig(budget_tokens=budget, fill=True)).prefix(code, language)
+    assert count_tokens(result.text) <= budget
+    if result.near_start is not None:  # the lines from near_start to the cursor are kept verbatim, at the end
+        tail = code.encode()[result.near_start :].decode()
+        assert result.text.endswith(tail) and tail.endswith(code.splitlines()[-1])
+
+
+FILL = "import os\nimport json\nimport re\n\n" + "".join(
+    f"def helper{i}(x):\n    return x + {i}\n\n\n" for i in range(12)) + (
+    'config = json.loads(os.environ["CFG"])\nname = config["name"]\npath = os.path.join(')
+
+
+def test_fill_keeps_the_nearest_lines_then_the_best_units() -> None:
+    result = Trimmer(TrimConfig(budget_tokens=60, fill=True, near_share=0.5)).prefix(FILL, "python")
+    assert result.text.endswith('config = json.loads(os.environ["CFG"])\nname = config["name"]\npath = os.path.join(')
+    assert "import os\nimport json\n" in result.text  # used near the cursor: kept though far away
+    assert "import re" not in result.text or count_tokens(result.text) <= 60
+    assert count_tokens(result.text) <= 60
+    assert "helper0" not in result.text  # unrelated and far: the budget went to the near lines and the imports
+    # the F1 cut keeps fewer units: fill is the recall-oriented choice
+    cut = Trimmer(TrimConfig(budget_tokens=60)).prefix(FILL, "python")
+    assert len(cut.kept) <= len(result.kept) and cut.near_start is None
+
+
+def test_emit_ranges_merges_and_joins_like_units() -> None:
+    from logmine.runtime.trim.units import emit_ranges
+
+    data = b"a = 1\nb = 2\n\nc = 3\nd = 4\n"
+    assert emit_ranges(data, [(0, 6), (4, 12), (19, 25)]) == "a = 1\nb = 2\nd = 4\n"
+    assert emit_ranges(data, [(0, 5), (13, 18)]) == "a = 1\nc = 3"
+    assert emit_ranges(data, [(6, 12), (12, 14)]) == "b = 2\n\nc"
+
+
 def test_cursor_unit_over_budget_keeps_its_last_lines() -> None:
     body = "".join(f"    v{i} = compute({i})\n" for i in range(40))
     code = "import x\n\ndef big():\n" + body + "    return v3"

@@ -37,6 +37,12 @@ class TrimConfig:
     """Prefix slot: units scoring below this are not kept (the expected-F1 cut chooses among the others)."""
     min_score: float = 0.45
     """Suffix and declarations slots: units scoring below this are not kept even when the budget has room."""
+    fill: bool = False
+    """Prefix slot: fill the budget instead of cutting for F1 (what the model then writes needs the code near
+    the cursor and every unit it may reference): the lines nearest the cursor up to ``near_share`` of the
+    budget are kept verbatim, then the best-scoring units while they fit, with no floor, cap or expected-F1 cut."""
+    near_share: float = 0.5
+    """With ``fill``: the share of the prefix budget kept for the contiguous lines nearest the cursor."""
 
 
 @dataclass
@@ -49,6 +55,9 @@ class TrimResult:
     path: set[int] = field(default_factory=set)
     tokens: int = 0
     original_tokens: int = 0
+    near_start: int | None = None
+    """With ``fill``: the byte offset where the verbatim lines nearest the cursor begin (a unit ending after
+    it is kept at least in part); None otherwise."""
 
 
 @dataclass(frozen=True)

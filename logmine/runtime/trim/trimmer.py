@@ -59,6 +59,7 @@ from logmine.runtime.trim.units import (
     code_only,
     count_tokens,
     emit,
+    emit_ranges,
     line_units,
     open_delimiter,
     outline,
@@ -111,6 +112,8 @@ class Trimmer:
         line = data[data.rfind(b"\n") + 1 :].decode("utf-8", "replace")
         probs: dict[int, float] = {}
         order = ranked(plan, line, language, file_factor, recent_symbols, self.config, probs)  # lazy: unread when over budget
+        if self.config.fill:
+            return self._fill(data, units, set(path), order, budget, memo)
         return self._select(data, units, set(path), order, budget, memo, (plan, probs))
 
     def layout(self, data: bytes, language: str | None, file_path: str | None = None) -> tuple[list[Unit], list[int], dict]:
@@ -266,6 +269,41 @@ class Trimmer:
             if memo is not None:
                 memo[tkey] = other
         return TrimResult(text, units, ordered, path, used, other + path_tokens)
+
+    def _fill(self, data: bytes, units: list[Unit], path: set[int], order: Iterable[tuple[float, int]], budget: int,
+              memo: dict) -> TrimResult:
+        """``fill``: the path, the whole lines nearest the cursor within ``near_share`` of the budget (verbatim,
+        a unit they start inside of cut there), then the best-scoring units while they fit."""
+        path_tokens = sum(units[i].tokens for i in path)
+        if path_tokens > budget:  # the cursor's unit alone is over budget: its last lines, as without fill
+            return self._select(data, units, path, (), budget, memo)
+        spans = [(units[i].start, units[i].end) for i in path]
+        room = min(budget - path_tokens, int(self.config.near_share * budget))
+        near_start = pos = data.rfind(b"\n") + 1
+        used = path_tokens
+        while pos > 0:
+            start = data.rfind(b"\n", 0, pos - 1) + 1
+            if not any(a <= start and pos <= b for a, b in spans):  # lines of the path cost nothing more
+                t = self.count(data[start:pos].decode("utf-8", "replace"))
+                if used - path_tokens + t > room:
+                    break
+                used += t
+            near_start = pos = start
+        kept = set(path) | {i for i, u in enumerate(units) if u.start >= near_start}
+        for _, i in order:
+            if i in kept:
+                continue
+            u = units[i]
+            t = u.tokens if u.end <= near_start else self.count(data[u.start : near_start].decode("utf-8", "replace"))
+            if used + t <= budget:
+                kept.add(i)
+                used += t
+        ranges = sorted([(units[i].start, min(units[i].end, near_start)) for i in kept if units[i].start < near_start]
+                        + [(near_start, len(data))])
+        text = emit_ranges(data, ranges)
+        ordered = sorted(kept)
+        other = sum(u.tokens for i, u in enumerate(units) if i not in path)
+        return TrimResult(text, units, ordered, path, used, other + path_tokens, near_start)
 
     def _lines(self, data: bytes, units: list[Unit], budget: int, from_end: bool) -> TrimResult:
         """The fallback without a grammar: whole lines nearest the cursor (the end, or the start) within budget."""

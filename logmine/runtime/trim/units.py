@@ -215,3 +215,28 @@ def emit(data: bytes, units: list[Unit], kept: list[int], cut_start: int | None)
         parts.append(data[start : u.end])
         prev_end = u.end
     return b"".join(parts).decode("utf-8", "replace")
+
+
+def emit_ranges(data: bytes, ranges: list[tuple[int, int]]) -> str:
+    """The text of byte ``ranges`` (sorted by start; overlapping ones merged), adjacent ones with the whitespace
+    between them, others on lines of their own (as :func:`emit` joins units)."""
+    merged: list[list[int]] = []
+    for a, b in ranges:
+        if b <= a:
+            continue
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    parts: list[bytes] = []
+    prev_end = None
+    for a, b in merged:
+        if prev_end is not None:
+            gap = data[prev_end:a]
+            if not gap.strip():
+                parts.append(gap)
+            elif not parts[-1].endswith(b"\n"):
+                parts.append(b"\n")
+        parts.append(data[a:b])
+        prev_end = b
+    return b"".join(parts).decode("utf-8", "replace")
