@@ -64,6 +64,7 @@ from logmine.records import (
 )
 from logmine.stages.ingest.inputs import IGNORE_FILE, collect_files, companions_of, with_companions
 from logmine.stages.ingest.split import REST_SUFFIX, keep, plan_split, rest_result, run_workers, worker_for
+from logmine.stages.ingest.tasks import FileResult, FileTask
 from logmine.stages.ingest.threads import cores, use_threads
 from logmine.stages.ingest.writer import (
     WRITTEN_TABLES,
@@ -231,15 +232,55 @@ def _known_state(row: dict[str, Any] | None) -> tuple[int | None, str | None]:
 def _read_all(tasks: list[FileTask], engine: Engine | None, meter: _Meter) -> Iterator[FileResult]:
     """Each task's result in order: here with progress per batch, or on the engine with progress per file."""
     if engine is None or (engine.kind == "local" and engine.workers == 1):
-        for task in tasks:
-            meter.start(Path(task.path))
-            result = read_file(task, meter.add)
-            meter.end(result.size)
-            yield result
+        yield from _read_here(tasks, meter)  # ingest() holds the cycle collector off
         return
     tasks = [t if t.split is not None else dataclasses.replace(t, split=False) for t in tasks]  # the engine's workers share the cores
     for task, result in zip(tasks, engine.map(read_file, tasks, label="ingest"), strict=True):
         meter.start(Path(task.path))
+        meter.end(result.size)
+        yield result
+
+
+def _read_here(tasks: list[FileTask], meter: _Meter) -> Iterator[FileResult]:
+    """Each task's result in order, read in this process; runs of small native files are read
+    together (:func:`_read_small`), up to :data:`native.GROUP_BYTES` at a time."""
+    group: list[FileResult | _Started] = []
+    size = 0
+    for task in tasks:
+        started = _start(task)
+        if isinstance(started, _Started) and _groupable(started):
+            if size + started.before.st_size > native.GROUP_BYTES:
+                yield from _metered(_read_small(group), meter)
+                group, size = [], 0
+            group.append(started)
+            size += started.before.st_size
+            continue
+        if isinstance(started, FileResult) and group:  # settled: it waits for the group, to keep the order
+            group.append(started)
+            continue
+        yield from _metered(_read_small(group), meter)
+        group, size = [], 0
+        if isinstance(started, FileResult):
+            yield from _metered([started], meter)
+            continue
+        meter.start(Path(task.path))
+        result = read_file(task, meter.add)
+        meter.end(result.size)
+        yield result
+    yield from _metered(_read_small(group), meter)
+
+
+def _groupable(started: _Started) -> bool:
+    """A small native file, unless threads or a split were asked for (they are for one file alone)."""
+    task = started.task
+    size = started.before.st_size
+    return (started.fmt == native.NAME and task.threads is not True and task.split is not True and size < THREADS_MIN_BYTES
+            and native.groupable(started.path, size))
+
+
+def _metered(results: list[FileResult], meter: _Meter) -> Iterator[FileResult]:
+    for result in results:
+        meter.start(Path(result.report.path))
         meter.end(result.size)
         yield result
 
@@ -301,50 +342,6 @@ def _size(path: Path) -> int:
         return 0
 
 
-@dataclass(frozen=True)
-class FileTask:
-    """One input file to read: everything :func:`read_file` needs, all picklable (no transaction)."""
-
-    path: str
-    fmt: str | None
-    """The forced format, or None to detect it."""
-    key: str
-    """The file's partition key (:func:`source_key`)."""
-    user_key: bytes
-    files: dict[str, str]
-    """Table -> the Parquet file to write it to (``Transaction.new_file``), inside the workspace."""
-    known_size: int | None = None
-    """Size and sha256 of the file's ``sources`` row, when it has one and ``--force`` is off."""
-    known_sha: str | None = None
-    threads: bool | None = None
-    """:attr:`IngestConfig.threads`."""
-    split: bool | None = None
-    """:attr:`IngestConfig.split`."""
-    rest_files: dict[str, str] = field(default_factory=dict)
-    """Table -> the Parquet file of the part a worker process reads, when the file is split."""
-    companions: tuple[tuple[str, int | None, str | None], ...] = ()
-    """``(path, size, sha256)`` of each file the reader reads with this one (its ``sources`` row's
-    figures, None when it had none): the file is skipped only when these are unchanged too."""
-    known_format: str | None = None
-    """The format of the file's ``sources`` row (``unknown`` when no reader recognised it)."""
-
-
-@dataclass(frozen=True)
-class FileResult:
-    """What :func:`read_file` did: the report, the files it wrote, the ``sources`` row or the reject."""
-
-    report: FileReport
-    size: int
-    files: dict[str, str] = field(default_factory=dict)
-    """Table -> written Parquet file; tables not named got no rows."""
-    source: dict[str, Any] | None = None
-    reject: str | None = None
-    """A file-level reject's reason (the file could not be read or recognised); an unrecognised
-    file has its ``source`` row too."""
-    rest_files: dict[str, str] = field(default_factory=dict)
-    """Table -> written Parquet file of the part a worker process read (partition key + REST_SUFFIX)."""
-
-
 def read_file(task: FileTask, on_bytes: Callable[[int], None] | None = None) -> FileResult:
     """Read one input file into its Parquet files; pure apart from reading the file and writing ``task.files``.
 
@@ -359,7 +356,9 @@ def _no_bytes(nbytes: int) -> None:
     return None
 
 
-def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
+def _start(task: FileTask) -> FileResult | _Started:
+    """A file's first steps: its size, its sha256 when the size is the known one, its format; the
+    result when these settle it (skipped, unrecognised or unreadable)."""
     path = Path(task.path)
     try:
         before = path.stat()
@@ -373,6 +372,25 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
             return _unrecognised(task, path, before, sha)
     except _FILE_ERRORS as exc:
         return _file_reject(task, _size(path), None, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
+    return _Started(task, path, before, sha, fmt)
+
+
+@dataclass(frozen=True)
+class _Started:
+    """A file to read (:func:`_start`): its stat before reading, its sha256 if known yet, its format."""
+
+    task: FileTask
+    path: Path
+    before: os.stat_result
+    sha: str | None
+    fmt: str
+
+
+def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
+    started = _start(task)
+    if isinstance(started, FileResult):
+        return started
+    path, before, sha, fmt = started.path, started.before, started.sha, started.fmt
     big = before.st_size >= THREADS_MIN_BYTES
     threads = task.threads if task.threads is not None else IN_STEP_MAX_BYTES <= before.st_size and (not big or use_threads())
     # two processes even on a busy machine: each gets its share of the cores, as the other work's do
@@ -409,12 +427,48 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
         rest_report, rest_written = rest_done
         for name in ("lines_read", "lines_accepted", "lines_rejected", "events", "requests", "ide_log"):
             setattr(report, name, getattr(report, name) + getattr(rest_report, name))
-    row = {
-        "path": task.path, "sha256": sha, "size_bytes": before.st_size, "source_format": fmt, "lines_read": report.lines_read,
+    return FileResult(report, before.st_size, {t: str(p) for t, p in written.items()}, _source_row(task, sha, before.st_size, fmt, report),
+                      rest_files={t: str(p) for t, p in rest_written.items()})
+
+
+def _source_row(task: FileTask, sha: str, size: int, fmt: str, report: FileReport) -> dict[str, Any]:
+    return {
+        "path": task.path, "sha256": sha, "size_bytes": size, "source_format": fmt, "lines_read": report.lines_read,
         "lines_accepted": report.lines_accepted, "lines_rejected": report.lines_rejected, "ingested_at": datetime.now(UTC),
     }
-    return FileResult(report, before.st_size, {t: str(p) for t, p in written.items()}, row,
-                      rest_files={t: str(p) for t, p in rest_written.items()})
+
+
+def _read_small(group: list[FileResult | _Started]) -> list[FileResult]:
+    """Small plain native files read together (:func:`native.read_files`: one Polars parse for
+    them all), each still written to its own partition, with its own line numbers, rejects,
+    ``sources`` row and checks, as :func:`read_file` would; settled files pass through as they are."""
+    contents: dict[int, bytes] = {}
+    results: dict[int, FileResult] = {}
+    for i, item in enumerate(group):
+        if isinstance(item, FileResult):
+            results[i] = item
+            continue
+        try:
+            contents[i] = item.path.read_bytes()
+        except _FILE_ERRORS as exc:
+            results[i] = _file_reject(item.task, item.before.st_size, item.fmt, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
+    for (i, content), batch in zip(contents.items(), native.read_files(list(contents.values())), strict=True):
+        item = group[i]
+        assert isinstance(item, _Started)
+        results[i] = _write_small(item, content, batch)
+    return [results[i] for i in range(len(group))]
+
+
+def _write_small(item: _Started, content: bytes, batch: Batch) -> FileResult:
+    task, before = item.task, item.before
+    writer = PartitionWriter({t: Path(f) for t, f in task.files.items()}, task.key, task.path, item.fmt, task.user_key)
+    writer.write(writer.prepare(batch))
+    sha = item.sha or hashlib.sha256(content).hexdigest()
+    after = item.path.stat()
+    if (after.st_size, after.st_mtime_ns, len(content)) != (before.st_size, before.st_mtime_ns, before.st_size):
+        sha = _CHANGED
+    report, written = writer.finish()
+    return FileResult(report, before.st_size, {t: str(p) for t, p in written.items()}, _source_row(task, sha, before.st_size, item.fmt, report))
 
 
 def _companions_unchanged(task: FileTask) -> bool:
