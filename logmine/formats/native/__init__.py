@@ -17,7 +17,7 @@ from logmine.formats.native import fast
 from logmine.formats.native.records import BATCH_LINES, NAME, NativeEvent, NativeRequest, add_line, read_per_line, sniff
 
 __all__ = ["BATCH_LINES", "GROUP_BYTES", "NAME", "NativeEvent", "NativeRequest", "SMALL_FILE_BYTES", "add_line", "groupable", "read",
-           "read_files", "read_per_line", "read_span", "sniff"]
+           "read_files", "read_per_line", "read_span", "read_together", "sniff"]
 
 
 SMALL_FILE_BYTES = 1 << 20
@@ -49,6 +49,12 @@ def groupable(path: Path, size: int) -> bool:
     """Whether a file may be read with others by :func:`read_files`: a plain (not compressed) file
     under :data:`SMALL_FILE_BYTES`, unless ``LOGMINE_NATIVE_FAST=0`` asks for the per-line reader."""
     return size < SMALL_FILE_BYTES and path.suffix.lower() not in {".gz", ".zst", ".zstd"} and os.environ.get("LOGMINE_NATIVE_FAST") != "0"
+
+
+def read_together(contents: list[bytes]) -> tuple[Batch, list[int]]:
+    """:func:`read_files` before the cut: one batch for all the files, lines numbered through
+    them, and the lines before each file (then the total)."""
+    return fast.read_together(contents)
 
 
 def read_files(contents: list[bytes]) -> list[Batch]:

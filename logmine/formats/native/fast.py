@@ -353,21 +353,27 @@ def _merge(fast: list[pl.DataFrame], slow: list[dict[str, object]] | pl.DataFram
 
 
 # -- several small files at once ---------------------------------------------------------------
-def read_files(contents: list[bytes]) -> list[Batch]:
-    """Several small files' whole contents (each under :data:`CHUNK_BYTES`, together a chunk's
-    worth) checked as one chunk: one batch per file, with the rows, rejects and line accounting
-    :func:`read` would give that file on its own, lines numbered from 1 in each file.
+def read_together(contents: list[bytes]) -> tuple[Batch, list[int]]:
+    """Several small files' whole contents (each under :data:`CHUNK_BYTES`, together about a
+    chunk's worth) checked as one chunk, lines numbered through it: the chunk's batch, and the
+    lines before each file (then the total), so file i has lines ``firsts[i] + 1 .. firsts[i + 1]``.
 
     A Polars parse has fixed costs (~50 small operations a chunk); a few hundred KB per parse
     made a file of that size cost three times what its bytes cost in a big file.
     """
     parts = [c if not c or c.endswith(b"\n") else c + b"\n" for c in contents]  # the last line, newline or not
-    counts = np.array([p.count(b"\n") for p in parts], np.int64)
-    firsts = np.concatenate(([0], np.cumsum(counts)))  # lines before each file (0-based), then the total
+    firsts = np.concatenate(([0], np.cumsum([p.count(b"\n") for p in parts], dtype=np.int64))).tolist()
     batch = _read_piece(b"".join(parts), 1, None, _AttrsCache()) if firsts[-1] else Batch()
+    return batch, firsts
+
+
+def read_files(contents: list[bytes]) -> list[Batch]:
+    """:func:`read_together`'s batch cut into one batch per file, with the rows, rejects and line
+    accounting :func:`read` would give that file on its own, lines numbered from 1 in each file."""
+    batch, firsts = read_together(contents)
     out = []
     for i, content in enumerate(contents):
-        lo, hi = int(firsts[i]), int(firsts[i + 1])  # the file's lines are numbered lo + 1 .. hi in the chunk
+        lo, hi = firsts[i], firsts[i + 1]
         part = Batch(lines_read=hi - lo, bytes_read=len(content))
         if hi > lo:
             part.events, part.requests = _lines_of(batch.events, lo, hi), _lines_of(batch.requests, lo, hi)

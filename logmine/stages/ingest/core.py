@@ -37,10 +37,9 @@ import os
 import time
 import zipfile
 import zlib
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -64,20 +63,21 @@ from logmine.records import (
 )
 from logmine.stages.ingest.inputs import IGNORE_FILE, collect_files, companions_of, with_companions
 from logmine.stages.ingest.split import REST_SUFFIX, keep, plan_split, rest_result, run_workers, worker_for
+from logmine.stages.ingest.report import IngestReport, Meter, ProgressFn, file_size, rejects_by_reason
 from logmine.stages.ingest.tasks import FileResult, FileTask
 from logmine.stages.ingest.threads import cores, use_threads
 from logmine.stages.ingest.writer import (
     WRITTEN_TABLES,
     FileReport,
     PartitionWriter,
+    Prepared,
     prefetch,
+    prepare_together,
 )
 from logmine.workspace import Transaction, Workspace
 
 log = logging.getLogger(__name__)
 
-ProgressFn = Callable[[str, int, int], None]
-"""``progress(description, done, total)`` in input bytes; the default does nothing."""
 
 def _no_progress(description: str, done: int, total: int) -> None:
     return None
@@ -101,54 +101,6 @@ class IngestConfig:
     (:mod:`logmine.stages.ingest.split`); None: when ``threads`` is None, the machine has two cores
     or more and the files are read here (not on an engine's workers), busy or not: under load two
     processes get two shares of the cores, as the other work's processes do."""
-
-
-@dataclass
-class IngestReport:
-    """The outcome of :func:`ingest`: totals, per-file results and rejects by reason."""
-
-    workspace: str
-    files: list[FileReport] = field(default_factory=list)
-    rejects_by_reason: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)
-    """Things a person should look at, such as a forced format that read none of a file's lines."""
-
-    def total(self, key: str) -> int:
-        return sum(getattr(f, key) for f in self.files)
-
-    @property
-    def lines_read(self) -> int:
-        return self.total("lines_read")
-
-    @property
-    def lines_accepted(self) -> int:
-        return self.total("lines_accepted")
-
-    @property
-    def lines_rejected(self) -> int:
-        return self.total("lines_rejected")
-
-    def summary(self) -> dict[str, Any]:
-        status = Counter(f.status for f in self.files)
-        return {
-            "workspace": self.workspace,
-            "files_ingested": status["ingested"],
-            "files_skipped": status["skipped"],
-            "files_rejected": status["rejected"],
-            "lines_read": self.lines_read,
-            "lines_accepted": self.lines_accepted,
-            "lines_rejected": self.lines_rejected,
-            "events": self.total("events"),
-            "llm_requests": self.total("requests"),
-            "ide_log": self.total("ide_log"),
-            "rejects_by_reason": dict(sorted(self.rejects_by_reason.items())),
-            "warnings": list(self.warnings),
-            "seconds": round(self.seconds, 3),
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self.summary(), "files": [asdict(f) for f in self.files]}
 
 
 def source_key(path: str) -> str:
@@ -194,7 +146,7 @@ def ingest(
         for table, schema in _TABLES.items():
             txn.ensure_table(table, schema)
         sources = dict(known)
-        meter = _Meter(progress, files)
+        meter = Meter(progress, files)
         for path in unreadable:
             report.files.append(_reject_file(txn, str(path), None, f"{REJECT_UNREADABLE_FILE}: cannot list directory")[0])
             sources.pop(str(path), None)
@@ -210,7 +162,7 @@ def ingest(
         rows = [sources[name] for name in sorted(sources)]
         txn.replace_table("sources", conform(pl.DataFrame(rows, schema=SOURCES_SCHEMA), SOURCES_SCHEMA))
         txn.commit()
-    report.rejects_by_reason = _rejects_by_reason(ws, [f.path for f in report.files if f.status != "skipped"])
+    report.rejects_by_reason = rejects_by_reason(ws, [f.path for f in report.files if f.status != "skipped"])
     report.seconds = time.perf_counter() - started
     return report
 
@@ -229,7 +181,7 @@ def _known_state(row: dict[str, Any] | None) -> tuple[int | None, str | None]:
     return (row["size_bytes"], row["sha256"]) if row else (None, None)
 
 
-def _read_all(tasks: list[FileTask], engine: Engine | None, meter: _Meter) -> Iterator[FileResult]:
+def _read_all(tasks: list[FileTask], engine: Engine | None, meter: Meter) -> Iterator[FileResult]:
     """Each task's result in order: here with progress per batch, or on the engine with progress per file."""
     if engine is None or (engine.kind == "local" and engine.workers == 1):
         yield from _read_here(tasks, meter)  # ingest() holds the cycle collector off
@@ -241,7 +193,7 @@ def _read_all(tasks: list[FileTask], engine: Engine | None, meter: _Meter) -> It
         yield result
 
 
-def _read_here(tasks: list[FileTask], meter: _Meter) -> Iterator[FileResult]:
+def _read_here(tasks: list[FileTask], meter: Meter) -> Iterator[FileResult]:
     """Each task's result in order, read in this process; runs of small native files are read
     together (:func:`_read_small`), up to :data:`native.GROUP_BYTES` at a time."""
     group: list[FileResult | _Started] = []
@@ -278,7 +230,7 @@ def _groupable(started: _Started) -> bool:
             and native.groupable(started.path, size))
 
 
-def _metered(results: list[FileResult], meter: _Meter) -> Iterator[FileResult]:
+def _metered(results: list[FileResult], meter: Meter) -> Iterator[FileResult]:
     for result in results:
         meter.start(Path(result.report.path))
         meter.end(result.size)
@@ -306,40 +258,6 @@ def _known_sources(ws: Workspace) -> dict[str, dict[str, Any]]:
     if not ws.has_table("sources"):
         return {}
     return {row["path"]: row for row in ws.read("sources").to_dicts()}
-
-
-class _Meter:
-    """Reports progress in input bytes over all files; readers that do not tell count at file end."""
-
-    def __init__(self, progress: ProgressFn, files: Sequence[Path]) -> None:
-        self.progress = progress
-        self.total = sum(_size(p) for p in files)
-        self.done = 0
-        self.file_done = 0
-        self.name = ""
-
-    def start(self, path: Path) -> None:
-        self.name, self.file_done = path.name, 0
-        self.progress(f"ingest {self.name}", self.done, self.total)
-
-    def add(self, nbytes: int) -> None:
-        if nbytes:
-            self.file_done += nbytes
-            self.progress(f"ingest {self.name}", self.done + self.file_done, self.total)
-
-    def end(self, size: int) -> None:
-        self.done += size
-        self.progress(f"ingest {self.name}", self.done, self.total)
-
-    def finish(self) -> None:
-        self.progress("ingest", self.total, self.total)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def read_file(task: FileTask, on_bytes: Callable[[int], None] | None = None) -> FileResult:
@@ -371,7 +289,7 @@ def _start(task: FileTask) -> FileResult | _Started:
         if fmt is None:
             return _unrecognised(task, path, before, sha)
     except _FILE_ERRORS as exc:
-        return _file_reject(task, _size(path), None, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
+        return _file_reject(task, file_size(path), None, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
     return _Started(task, path, before, sha, fmt)
 
 
@@ -452,17 +370,21 @@ def _read_small(group: list[FileResult | _Started]) -> list[FileResult]:
             contents[i] = item.path.read_bytes()
         except _FILE_ERRORS as exc:
             results[i] = _file_reject(item.task, item.before.st_size, item.fmt, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
-    for (i, content), batch in zip(contents.items(), native.read_files(list(contents.values())), strict=True):
-        item = group[i]
-        assert isinstance(item, _Started)
-        results[i] = _write_small(item, content, batch)
+    started = [item for item in (group[i] for i in contents) if isinstance(item, _Started)]
+    writers = [PartitionWriter({t: Path(f) for t, f in it.task.files.items()}, it.task.key, it.task.path, it.fmt, it.task.user_key)
+               for it in started]
+    batch, firsts = native.read_together(list(contents.values()))
+    prepared = prepare_together(writers, batch, firsts) if writers else []
+    if prepared is None:  # a line gave several rows: each file on its own
+        prepared = [w.prepare(b) for w, b in zip(writers, native.read_files(list(contents.values())), strict=True)]
+    for i, item, content, writer, ready in zip(contents, started, contents.values(), writers, prepared, strict=True):
+        results[i] = _write_small(item, content, writer, ready)
     return [results[i] for i in range(len(group))]
 
 
-def _write_small(item: _Started, content: bytes, batch: Batch) -> FileResult:
+def _write_small(item: _Started, content: bytes, writer: PartitionWriter, prepared: Prepared) -> FileResult:
     task, before = item.task, item.before
-    writer = PartitionWriter({t: Path(f) for t, f in task.files.items()}, task.key, task.path, item.fmt, task.user_key)
-    writer.write(writer.prepare(batch))
+    writer.write(prepared)
     sha = item.sha or hashlib.sha256(content).hexdigest()
     after = item.path.stat()
     if (after.st_size, after.st_mtime_ns, len(content)) != (before.st_size, before.st_mtime_ns, before.st_size):
@@ -594,21 +516,3 @@ def _wrong_format(report: IngestReport, forced: str | None) -> list[str]:
                           f"format detection reads that file as {detected}: drop --input-format or pass --input-format {detected}")
     return [f"--input-format {forced} rejected all {f.lines_read} lines of {f.path}; format detection reads it as {detected}"
             for f, detected in found]
-
-
-def _rejects_by_reason(ws: Workspace, names: Iterable[str]) -> dict[str, int]:
-    names = list(names)
-    if not names or not ws.has_table("rejects"):
-        return {}
-    # file by file: partitions written before a column was added lack it; "code: detail" was the old reason
-    scans = [pl.scan_parquet(f).select("source_file", "reason") for f in ws.files("rejects")]
-    if not scans:
-        return {}
-    df = (
-        pl.concat(scans)
-        .filter(pl.col("source_file").is_in(names))
-        .group_by(pl.col("reason").str.split(":").list.first().alias("reason"))
-        .len()
-        .collect()
-    )
-    return {row["reason"]: int(row["len"]) for row in df.to_dicts()}
