@@ -195,31 +195,53 @@ def _read_all(tasks: list[FileTask], engine: Engine | None, meter: Meter) -> Ite
 
 def _read_here(tasks: list[FileTask], meter: Meter) -> Iterator[FileResult]:
     """Each task's result in order, read in this process; runs of small native files are read
-    together (:func:`_read_small`), up to :data:`native.GROUP_BYTES` at a time."""
+    together (:func:`_read_small`), up to :data:`native.GROUP_BYTES` at a time, and one group's
+    Parquet files are written in a thread while the next group is parsed (both release the GIL)."""
     group: list[FileResult | _Started] = []
     size = 0
-    for task in tasks:
-        started = _start(task)
-        if isinstance(started, _Started) and _groupable(started):
-            if size + started.before.st_size > native.GROUP_BYTES:
-                yield from _metered(_read_small(group), meter)
-                group, size = [], 0
-            group.append(started)
-            size += started.before.st_size
-            continue
-        if isinstance(started, FileResult) and group:  # settled: it waits for the group, to keep the order
-            group.append(started)
-            continue
-        yield from _metered(_read_small(group), meter)
-        group, size = [], 0
-        if isinstance(started, FileResult):
-            yield from _metered([started], meter)
-            continue
-        meter.start(Path(task.path))
-        result = read_file(task, meter.add)
-        meter.end(result.size)
-        yield result
-    yield from _metered(_read_small(group), meter)
+    with ThreadPoolExecutor(1, thread_name_prefix="logmine-parquet") as pool:
+        writes = _Writes(pool)
+        for task in tasks:
+            started = _start(task)
+            if isinstance(started, _Started) and _groupable(started):
+                if size + started.before.st_size > native.GROUP_BYTES:
+                    yield from _metered(writes.submit(_read_small(group)), meter)
+                    group, size = [], 0
+                group.append(started)
+                size += started.before.st_size
+                continue
+            if isinstance(started, FileResult) and group:  # settled: it waits for the group, to keep the order
+                group.append(started)
+                continue
+            yield from _metered(writes.submit(_read_small(group)) + writes.wait(), meter)
+            group, size = [], 0
+            if isinstance(started, FileResult):
+                yield from _metered([started], meter)
+                continue
+            meter.start(Path(task.path))
+            result = read_file(task, meter.add)
+            meter.end(result.size)
+            yield result
+        yield from _metered(writes.submit(_read_small(group)) + writes.wait(), meter)
+
+
+class _Writes:
+    """One group's writing at a time, in a thread (:func:`_read_here`)."""
+
+    def __init__(self, pool: ThreadPoolExecutor) -> None:
+        self.pool = pool
+        self.pending: Future[list[FileResult]] | None = None
+
+    def submit(self, write: Callable[[], list[FileResult]]) -> list[FileResult]:
+        """Start ``write``; the results of the group before it, once written."""
+        done = self.wait()
+        self.pending = self.pool.submit(write)
+        return done
+
+    def wait(self) -> list[FileResult]:
+        """The results of the group being written (none when none is)."""
+        pending, self.pending = self.pending, None
+        return [] if pending is None else pending.result()
 
 
 def _groupable(started: _Started) -> bool:
@@ -356,10 +378,11 @@ def _source_row(task: FileTask, sha: str, size: int, fmt: str, report: FileRepor
     }
 
 
-def _read_small(group: list[FileResult | _Started]) -> list[FileResult]:
-    """Small plain native files read together (:func:`native.read_files`: one Polars parse for
-    them all), each still written to its own partition, with its own line numbers, rejects,
-    ``sources`` row and checks, as :func:`read_file` would; settled files pass through as they are."""
+def _read_small(group: list[FileResult | _Started]) -> Callable[[], list[FileResult]]:
+    """Small plain native files read together (:func:`native.read_together`: one Polars parse for
+    them all) and their tables built; what it returns writes them, each still to its own
+    partition, with its own line numbers, rejects, ``sources`` row and checks, as :func:`read_file`
+    would, and gives the group's results (settled files pass through as they are)."""
     contents: dict[int, bytes] = {}
     results: dict[int, FileResult] = {}
     for i, item in enumerate(group):
@@ -377,9 +400,13 @@ def _read_small(group: list[FileResult | _Started]) -> list[FileResult]:
     prepared = prepare_together(writers, batch, firsts) if writers else []
     if prepared is None:  # a line gave several rows: each file on its own
         prepared = [w.prepare(b) for w, b in zip(writers, native.read_files(list(contents.values())), strict=True)]
-    for i, item, content, writer, ready in zip(contents, started, contents.values(), writers, prepared, strict=True):
-        results[i] = _write_small(item, content, writer, ready)
-    return [results[i] for i in range(len(group))]
+
+    def write() -> list[FileResult]:
+        for i, item, content, writer, ready in zip(contents, started, contents.values(), writers, prepared, strict=True):
+            results[i] = _write_small(item, content, writer, ready)
+        return [results[i] for i in range(len(group))]
+
+    return write
 
 
 def _write_small(item: _Started, content: bytes, writer: PartitionWriter, prepared: Prepared) -> FileResult:
