@@ -182,19 +182,21 @@ class PartitionWriter:
 
     def _write(self, table: str, arrow: pa.Table) -> None:
         """Buffer ``arrow``; write the table's buffered rows as one row group once there are enough."""
-        if table not in self.writers:
-            path = self.paths[table]
-            self.writers[table] = (pq.ParquetWriter(path, arrow.schema, **_writer_options(arrow.schema.names)), path)
-            self.buffered[table] = []
-        writer, _ = self.writers[table]
-        buffered = self.buffered[table]
-        buffered.append(arrow.cast(writer.schema) if arrow.schema != writer.schema else arrow)
+        buffered = self.buffered.setdefault(table, [])
+        if buffered and arrow.schema != buffered[0].schema:
+            arrow = arrow.cast(buffered[0].schema)
+        elif table in self.writers and arrow.schema != self.writers[table][0].schema:
+            arrow = arrow.cast(self.writers[table][0].schema)
+        buffered.append(arrow)
         if sum(t.num_rows for t in buffered) >= ROW_GROUP_ROWS or sum(t.nbytes for t in buffered) >= ROW_GROUP_BYTES:
             self._flush(table)
 
     def _flush(self, table: str) -> None:
-        buffered = self.buffered[table]
+        buffered = self.buffered.get(table)
         if buffered:
+            if table not in self.writers:  # opened at the first row group: a small file's table is written at finish
+                path = self.paths[table]
+                self.writers[table] = (pq.ParquetWriter(path, buffered[0].schema, **_writer_options(buffered[0].schema.names)), path)
             self.writers[table][0].write_table(pa.concat_tables(buffered))
             buffered.clear()
 
@@ -212,10 +214,16 @@ class PartitionWriter:
             self.abort()
             raise AssertionError(f"{self.name}: reader {self.fmt} broke the line accounting: {r}")
         written = {}
-        for table, (writer, path) in self.writers.items():
-            self._flush(table)
-            writer.close()
-            written[table] = path
+        for table, buffered in self.buffered.items():
+            if table in self.writers:
+                self._flush(table)
+                self.writers[table][0].close()
+            elif buffered:  # one row group in all: written whole (a writer object costs more than the rows, for a small file)
+                data = buffered[0] if len(buffered) == 1 else pa.concat_tables(buffered)
+                pq.write_table(data, self.paths[table], **_writer_options(data.schema.names))
+            else:
+                continue
+            written[table] = self.paths[table]
         self.writers.clear()
         self.buffered.clear()
         return r, written
