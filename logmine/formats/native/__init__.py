@@ -21,7 +21,8 @@ __all__ = ["BATCH_LINES", "GROUP_BYTES", "NAME", "NativeEvent", "NativeRequest",
 
 
 SMALL_FILE_BYTES = 1 << 20
-"""Below this size the per-line reader is as fast as the vectorised one (which has fixed costs)."""
+"""Below this size the per-line reader is as fast as the vectorised one (which has fixed costs) on
+a file read alone; ingest reads runs of such files together instead (:func:`read_together`)."""
 GROUP_BYTES = fast.CHUNK_BYTES
 """At most this many bytes of small files are read together by :func:`read_files`."""
 
