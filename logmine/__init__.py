@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 _API = {
     "ingest": ("logmine.stages.ingest.core", "ingest"),
     "IngestConfig": ("logmine.stages.ingest.core", "IngestConfig"),
-    "IngestReport": ("logmine.stages.ingest.core", "IngestReport"),
+    "IngestReport": ("logmine.stages.ingest.report", "IngestReport"),
     "Workspace": ("logmine.workspace", "Workspace"),
     "LogmineError": ("logmine.errors", "LogmineError"),
     "trim_slots": ("logmine.runtime.trim.trimmer", "trim_slots"), "TrimConfig": ("logmine.runtime.trim.trimmer", "TrimConfig"), "Trimmer": ("logmine.runtime.trim.trimmer", "Trimmer"), "recent_files": ("logmine.runtime.trim.trimmer", "recent_files"),

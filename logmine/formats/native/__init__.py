@@ -16,11 +16,15 @@ from logmine.formats._base import Batch
 from logmine.formats.native import fast
 from logmine.formats.native.records import BATCH_LINES, NAME, NativeEvent, NativeRequest, add_line, read_per_line, sniff
 
-__all__ = ["BATCH_LINES", "NAME", "NativeEvent", "NativeRequest", "SMALL_FILE_BYTES", "add_line", "read", "read_per_line", "read_span", "sniff"]
+__all__ = ["BATCH_LINES", "GROUP_BYTES", "NAME", "NativeEvent", "NativeRequest", "SMALL_FILE_BYTES", "add_line", "groupable", "read",
+           "read_files", "read_per_line", "read_span", "read_together", "sniff"]
 
 
 SMALL_FILE_BYTES = 1 << 20
-"""Below this size the per-line reader is as fast as the vectorised one (which has fixed costs)."""
+"""Below this size the per-line reader is as fast as the vectorised one (which has fixed costs) on
+a file read alone; ingest reads runs of such files together instead (:func:`read_together`)."""
+GROUP_BYTES = fast.CHUNK_BYTES
+"""At most this many bytes of small files are read together by :func:`read_files`."""
 
 
 def read(path: Path, workers: int | None = None) -> Iterator[Batch]:
@@ -40,3 +44,22 @@ def read_span(path: Path, start: int, stop: int, first_line: int) -> Iterator[Ba
     """The vectorised reader over bytes ``[start, stop)`` of ``path`` (line-aligned), numbering
     lines from ``first_line``, one chunk at a time: one part of a big file read in two processes."""
     return fast.read(path, workers=0, span=(start, stop, first_line))
+
+
+def groupable(path: Path, size: int) -> bool:
+    """Whether a file may be read with others by :func:`read_files`: a plain (not compressed) file
+    under :data:`SMALL_FILE_BYTES`, unless ``LOGMINE_NATIVE_FAST=0`` asks for the per-line reader."""
+    return size < SMALL_FILE_BYTES and path.suffix.lower() not in {".gz", ".zst", ".zstd"} and os.environ.get("LOGMINE_NATIVE_FAST") != "0"
+
+
+def read_together(contents: list[bytes]) -> tuple[Batch, list[int]]:
+    """:func:`read_files` before the cut: one batch for all the files, lines numbered through
+    them, and the lines before each file (then the total)."""
+    return fast.read_together(contents)
+
+
+def read_files(contents: list[bytes]) -> list[Batch]:
+    """Several small files' whole contents checked as one chunk by the vectorised reader: one batch
+    per file, with the rows, rejects and line accounting it would give that file alone, lines
+    numbered from 1 in each file. A Polars parse has fixed costs that a few hundred KB do not repay."""
+    return fast.read_files(contents)

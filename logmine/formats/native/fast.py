@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import NamedTuple
@@ -350,3 +350,42 @@ def _merge(fast: list[pl.DataFrame], slow: list[dict[str, object]] | pl.DataFram
         return frames[0]
     return pl.concat(frames, how="vertical").sort("source_line")
 
+
+
+# -- several small files at once ---------------------------------------------------------------
+def read_together(contents: list[bytes]) -> tuple[Batch, list[int]]:
+    """Several small files' whole contents (each under :data:`CHUNK_BYTES`, together about a
+    chunk's worth) checked as one chunk, lines numbered through it: the chunk's batch, and the
+    lines before each file (then the total), so file i has lines ``firsts[i] + 1 .. firsts[i + 1]``.
+
+    A Polars parse has fixed costs (~50 small operations a chunk); a few hundred KB per parse
+    made a file of that size cost three times what its bytes cost in a big file.
+    """
+    parts = [c if not c or c.endswith(b"\n") else c + b"\n" for c in contents]  # the last line, newline or not
+    firsts = np.concatenate(([0], np.cumsum([p.count(b"\n") for p in parts], dtype=np.int64))).tolist()
+    batch = _read_piece(b"".join(parts), 1, None, _AttrsCache()) if firsts[-1] else Batch()
+    return batch, firsts
+
+
+def read_files(contents: list[bytes]) -> list[Batch]:
+    """:func:`read_together`'s batch cut into one batch per file, with the rows, rejects and line
+    accounting :func:`read` would give that file on its own, lines numbered from 1 in each file."""
+    batch, firsts = read_together(contents)
+    out = []
+    for i, content in enumerate(contents):
+        lo, hi = firsts[i], firsts[i + 1]
+        part = Batch(lines_read=hi - lo, bytes_read=len(content))
+        if hi > lo:
+            part.events, part.requests = _lines_of(batch.events, lo, hi), _lines_of(batch.requests, lo, hi)
+        part.rejects = [replace(r, source_line=r.source_line - lo) for r in batch.rejects if lo < r.source_line <= hi]
+        part.lines_accepted = part.lines_read - len(part.rejects)
+        out.append(part)
+    return out
+
+
+def _lines_of(frame: pl.DataFrame | list[dict[str, object]], lo: int, hi: int) -> pl.DataFrame:
+    """The rows of chunk lines ``lo + 1 .. hi`` (``frame`` in line order), renumbered from 1."""
+    assert isinstance(frame, pl.DataFrame)  # a chunk's batch holds frames (:func:`_merge`)
+    lines = frame["source_line"].to_numpy()
+    start, stop = np.searchsorted(lines, [lo + 1, hi + 1])
+    return frame.slice(int(start), int(stop - start)).with_columns(pl.col("source_line") - lo)

@@ -37,10 +37,9 @@ import os
 import time
 import zipfile
 import zlib
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -64,19 +63,21 @@ from logmine.records import (
 )
 from logmine.stages.ingest.inputs import IGNORE_FILE, collect_files, companions_of, with_companions
 from logmine.stages.ingest.split import REST_SUFFIX, keep, plan_split, rest_result, run_workers, worker_for
+from logmine.stages.ingest.report import IngestReport, Meter, ProgressFn, file_size, rejects_by_reason
+from logmine.stages.ingest.tasks import FileResult, FileTask
 from logmine.stages.ingest.threads import cores, use_threads
 from logmine.stages.ingest.writer import (
     WRITTEN_TABLES,
     FileReport,
     PartitionWriter,
+    Prepared,
     prefetch,
+    prepare_together,
 )
 from logmine.workspace import Transaction, Workspace
 
 log = logging.getLogger(__name__)
 
-ProgressFn = Callable[[str, int, int], None]
-"""``progress(description, done, total)`` in input bytes; the default does nothing."""
 
 def _no_progress(description: str, done: int, total: int) -> None:
     return None
@@ -100,54 +101,6 @@ class IngestConfig:
     (:mod:`logmine.stages.ingest.split`); None: when ``threads`` is None, the machine has two cores
     or more and the files are read here (not on an engine's workers), busy or not: under load two
     processes get two shares of the cores, as the other work's processes do."""
-
-
-@dataclass
-class IngestReport:
-    """The outcome of :func:`ingest`: totals, per-file results and rejects by reason."""
-
-    workspace: str
-    files: list[FileReport] = field(default_factory=list)
-    rejects_by_reason: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)
-    """Things a person should look at, such as a forced format that read none of a file's lines."""
-
-    def total(self, key: str) -> int:
-        return sum(getattr(f, key) for f in self.files)
-
-    @property
-    def lines_read(self) -> int:
-        return self.total("lines_read")
-
-    @property
-    def lines_accepted(self) -> int:
-        return self.total("lines_accepted")
-
-    @property
-    def lines_rejected(self) -> int:
-        return self.total("lines_rejected")
-
-    def summary(self) -> dict[str, Any]:
-        status = Counter(f.status for f in self.files)
-        return {
-            "workspace": self.workspace,
-            "files_ingested": status["ingested"],
-            "files_skipped": status["skipped"],
-            "files_rejected": status["rejected"],
-            "lines_read": self.lines_read,
-            "lines_accepted": self.lines_accepted,
-            "lines_rejected": self.lines_rejected,
-            "events": self.total("events"),
-            "llm_requests": self.total("requests"),
-            "ide_log": self.total("ide_log"),
-            "rejects_by_reason": dict(sorted(self.rejects_by_reason.items())),
-            "warnings": list(self.warnings),
-            "seconds": round(self.seconds, 3),
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        return {**self.summary(), "files": [asdict(f) for f in self.files]}
 
 
 def source_key(path: str) -> str:
@@ -193,7 +146,7 @@ def ingest(
         for table, schema in _TABLES.items():
             txn.ensure_table(table, schema)
         sources = dict(known)
-        meter = _Meter(progress, files)
+        meter = Meter(progress, files)
         for path in unreadable:
             report.files.append(_reject_file(txn, str(path), None, f"{REJECT_UNREADABLE_FILE}: cannot list directory")[0])
             sources.pop(str(path), None)
@@ -209,7 +162,7 @@ def ingest(
         rows = [sources[name] for name in sorted(sources)]
         txn.replace_table("sources", conform(pl.DataFrame(rows, schema=SOURCES_SCHEMA), SOURCES_SCHEMA))
         txn.commit()
-    report.rejects_by_reason = _rejects_by_reason(ws, [f.path for f in report.files if f.status != "skipped"])
+    report.rejects_by_reason = rejects_by_reason(ws, [f.path for f in report.files if f.status != "skipped"])
     report.seconds = time.perf_counter() - started
     return report
 
@@ -228,18 +181,80 @@ def _known_state(row: dict[str, Any] | None) -> tuple[int | None, str | None]:
     return (row["size_bytes"], row["sha256"]) if row else (None, None)
 
 
-def _read_all(tasks: list[FileTask], engine: Engine | None, meter: _Meter) -> Iterator[FileResult]:
+def _read_all(tasks: list[FileTask], engine: Engine | None, meter: Meter) -> Iterator[FileResult]:
     """Each task's result in order: here with progress per batch, or on the engine with progress per file."""
     if engine is None or (engine.kind == "local" and engine.workers == 1):
-        for task in tasks:
-            meter.start(Path(task.path))
-            result = read_file(task, meter.add)
-            meter.end(result.size)
-            yield result
+        yield from _read_here(tasks, meter)  # ingest() holds the cycle collector off
         return
     tasks = [t if t.split is not None else dataclasses.replace(t, split=False) for t in tasks]  # the engine's workers share the cores
     for task, result in zip(tasks, engine.map(read_file, tasks, label="ingest"), strict=True):
         meter.start(Path(task.path))
+        meter.end(result.size)
+        yield result
+
+
+def _read_here(tasks: list[FileTask], meter: Meter) -> Iterator[FileResult]:
+    """Each task's result in order, read in this process; runs of small native files are read
+    together (:func:`_read_small`), up to :data:`native.GROUP_BYTES` at a time, and one group's
+    Parquet files are written in a thread while the next group is parsed (both release the GIL)."""
+    group: list[FileResult | _Started] = []
+    size = 0
+    with ThreadPoolExecutor(1, thread_name_prefix="logmine-parquet") as pool:
+        writes = _Writes(pool)
+        for task in tasks:
+            started = _start(task)
+            if isinstance(started, _Started) and _groupable(started):
+                if size + started.before.st_size > native.GROUP_BYTES:
+                    yield from _metered(writes.submit(_read_small(group)), meter)
+                    group, size = [], 0
+                group.append(started)
+                size += started.before.st_size
+                continue
+            if isinstance(started, FileResult) and group:  # settled: it waits for the group, to keep the order
+                group.append(started)
+                continue
+            yield from _metered(writes.submit(_read_small(group)) + writes.wait(), meter)
+            group, size = [], 0
+            if isinstance(started, FileResult):
+                yield from _metered([started], meter)
+                continue
+            meter.start(Path(task.path))
+            result = read_file(task, meter.add)
+            meter.end(result.size)
+            yield result
+        yield from _metered(writes.submit(_read_small(group)) + writes.wait(), meter)
+
+
+class _Writes:
+    """One group's writing at a time, in a thread (:func:`_read_here`)."""
+
+    def __init__(self, pool: ThreadPoolExecutor) -> None:
+        self.pool = pool
+        self.pending: Future[list[FileResult]] | None = None
+
+    def submit(self, write: Callable[[], list[FileResult]]) -> list[FileResult]:
+        """Start ``write``; the results of the group before it, once written."""
+        done = self.wait()
+        self.pending = self.pool.submit(write)
+        return done
+
+    def wait(self) -> list[FileResult]:
+        """The results of the group being written (none when none is)."""
+        pending, self.pending = self.pending, None
+        return [] if pending is None else pending.result()
+
+
+def _groupable(started: _Started) -> bool:
+    """A small native file, unless threads or a split were asked for (they are for one file alone)."""
+    task = started.task
+    size = started.before.st_size
+    return (started.fmt == native.NAME and task.threads is not True and task.split is not True and size < THREADS_MIN_BYTES
+            and native.groupable(started.path, size))
+
+
+def _metered(results: list[FileResult], meter: Meter) -> Iterator[FileResult]:
+    for result in results:
+        meter.start(Path(result.report.path))
         meter.end(result.size)
         yield result
 
@@ -267,84 +282,6 @@ def _known_sources(ws: Workspace) -> dict[str, dict[str, Any]]:
     return {row["path"]: row for row in ws.read("sources").to_dicts()}
 
 
-class _Meter:
-    """Reports progress in input bytes over all files; readers that do not tell count at file end."""
-
-    def __init__(self, progress: ProgressFn, files: Sequence[Path]) -> None:
-        self.progress = progress
-        self.total = sum(_size(p) for p in files)
-        self.done = 0
-        self.file_done = 0
-        self.name = ""
-
-    def start(self, path: Path) -> None:
-        self.name, self.file_done = path.name, 0
-        self.progress(f"ingest {self.name}", self.done, self.total)
-
-    def add(self, nbytes: int) -> None:
-        if nbytes:
-            self.file_done += nbytes
-            self.progress(f"ingest {self.name}", self.done + self.file_done, self.total)
-
-    def end(self, size: int) -> None:
-        self.done += size
-        self.progress(f"ingest {self.name}", self.done, self.total)
-
-    def finish(self) -> None:
-        self.progress("ingest", self.total, self.total)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
-@dataclass(frozen=True)
-class FileTask:
-    """One input file to read: everything :func:`read_file` needs, all picklable (no transaction)."""
-
-    path: str
-    fmt: str | None
-    """The forced format, or None to detect it."""
-    key: str
-    """The file's partition key (:func:`source_key`)."""
-    user_key: bytes
-    files: dict[str, str]
-    """Table -> the Parquet file to write it to (``Transaction.new_file``), inside the workspace."""
-    known_size: int | None = None
-    """Size and sha256 of the file's ``sources`` row, when it has one and ``--force`` is off."""
-    known_sha: str | None = None
-    threads: bool | None = None
-    """:attr:`IngestConfig.threads`."""
-    split: bool | None = None
-    """:attr:`IngestConfig.split`."""
-    rest_files: dict[str, str] = field(default_factory=dict)
-    """Table -> the Parquet file of the part a worker process reads, when the file is split."""
-    companions: tuple[tuple[str, int | None, str | None], ...] = ()
-    """``(path, size, sha256)`` of each file the reader reads with this one (its ``sources`` row's
-    figures, None when it had none): the file is skipped only when these are unchanged too."""
-    known_format: str | None = None
-    """The format of the file's ``sources`` row (``unknown`` when no reader recognised it)."""
-
-
-@dataclass(frozen=True)
-class FileResult:
-    """What :func:`read_file` did: the report, the files it wrote, the ``sources`` row or the reject."""
-
-    report: FileReport
-    size: int
-    files: dict[str, str] = field(default_factory=dict)
-    """Table -> written Parquet file; tables not named got no rows."""
-    source: dict[str, Any] | None = None
-    reject: str | None = None
-    """A file-level reject's reason (the file could not be read or recognised); an unrecognised
-    file has its ``source`` row too."""
-    rest_files: dict[str, str] = field(default_factory=dict)
-    """Table -> written Parquet file of the part a worker process read (partition key + REST_SUFFIX)."""
-
-
 def read_file(task: FileTask, on_bytes: Callable[[int], None] | None = None) -> FileResult:
     """Read one input file into its Parquet files; pure apart from reading the file and writing ``task.files``.
 
@@ -359,7 +296,9 @@ def _no_bytes(nbytes: int) -> None:
     return None
 
 
-def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
+def _start(task: FileTask) -> FileResult | _Started:
+    """A file's first steps: its size, its sha256 when the size is the known one, its format; the
+    result when these settle it (skipped, unrecognised or unreadable)."""
     path = Path(task.path)
     try:
         before = path.stat()
@@ -372,7 +311,26 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
         if fmt is None:
             return _unrecognised(task, path, before, sha)
     except _FILE_ERRORS as exc:
-        return _file_reject(task, _size(path), None, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
+        return _file_reject(task, file_size(path), None, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
+    return _Started(task, path, before, sha, fmt)
+
+
+@dataclass(frozen=True)
+class _Started:
+    """A file to read (:func:`_start`): its stat before reading, its sha256 if known yet, its format."""
+
+    task: FileTask
+    path: Path
+    before: os.stat_result
+    sha: str | None
+    fmt: str
+
+
+def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
+    started = _start(task)
+    if isinstance(started, FileResult):
+        return started
+    path, before, sha, fmt = started.path, started.before, started.sha, started.fmt
     big = before.st_size >= THREADS_MIN_BYTES
     threads = task.threads if task.threads is not None else IN_STEP_MAX_BYTES <= before.st_size and (not big or use_threads())
     # two processes even on a busy machine: each gets its share of the cores, as the other work's do
@@ -409,12 +367,57 @@ def _read_file(task: FileTask, on_bytes: Callable[[int], None]) -> FileResult:
         rest_report, rest_written = rest_done
         for name in ("lines_read", "lines_accepted", "lines_rejected", "events", "requests", "ide_log"):
             setattr(report, name, getattr(report, name) + getattr(rest_report, name))
-    row = {
-        "path": task.path, "sha256": sha, "size_bytes": before.st_size, "source_format": fmt, "lines_read": report.lines_read,
+    return FileResult(report, before.st_size, {t: str(p) for t, p in written.items()}, _source_row(task, sha, before.st_size, fmt, report),
+                      rest_files={t: str(p) for t, p in rest_written.items()})
+
+
+def _source_row(task: FileTask, sha: str, size: int, fmt: str, report: FileReport) -> dict[str, Any]:
+    return {
+        "path": task.path, "sha256": sha, "size_bytes": size, "source_format": fmt, "lines_read": report.lines_read,
         "lines_accepted": report.lines_accepted, "lines_rejected": report.lines_rejected, "ingested_at": datetime.now(UTC),
     }
-    return FileResult(report, before.st_size, {t: str(p) for t, p in written.items()}, row,
-                      rest_files={t: str(p) for t, p in rest_written.items()})
+
+
+def _read_small(group: list[FileResult | _Started]) -> Callable[[], list[FileResult]]:
+    """Small plain native files read together (:func:`native.read_together`: one Polars parse for
+    them all) and their tables built; what it returns writes them, each still to its own
+    partition, with its own line numbers, rejects, ``sources`` row and checks, as :func:`read_file`
+    would, and gives the group's results (settled files pass through as they are)."""
+    contents: dict[int, bytes] = {}
+    results: dict[int, FileResult] = {}
+    for i, item in enumerate(group):
+        if isinstance(item, FileResult):
+            results[i] = item
+            continue
+        try:
+            contents[i] = item.path.read_bytes()
+        except _FILE_ERRORS as exc:
+            results[i] = _file_reject(item.task, item.before.st_size, item.fmt, f"{REJECT_UNREADABLE_FILE}: {_describe(exc)}")
+    started = [item for item in (group[i] for i in contents) if isinstance(item, _Started)]
+    writers = [PartitionWriter({t: Path(f) for t, f in it.task.files.items()}, it.task.key, it.task.path, it.fmt, it.task.user_key)
+               for it in started]
+    batch, firsts = native.read_together(list(contents.values()))
+    prepared = prepare_together(writers, batch, firsts) if writers else []
+    if prepared is None:  # a line gave several rows: each file on its own
+        prepared = [w.prepare(b) for w, b in zip(writers, native.read_files(list(contents.values())), strict=True)]
+
+    def write() -> list[FileResult]:
+        for i, item, content, writer, ready in zip(contents, started, contents.values(), writers, prepared, strict=True):
+            results[i] = _write_small(item, content, writer, ready)
+        return [results[i] for i in range(len(group))]
+
+    return write
+
+
+def _write_small(item: _Started, content: bytes, writer: PartitionWriter, prepared: Prepared) -> FileResult:
+    task, before = item.task, item.before
+    writer.write(prepared)
+    sha = item.sha or hashlib.sha256(content).hexdigest()
+    after = item.path.stat()
+    if (after.st_size, after.st_mtime_ns, len(content)) != (before.st_size, before.st_mtime_ns, before.st_size):
+        sha = _CHANGED
+    report, written = writer.finish()
+    return FileResult(report, before.st_size, {t: str(p) for t, p in written.items()}, _source_row(task, sha, before.st_size, item.fmt, report))
 
 
 def _companions_unchanged(task: FileTask) -> bool:
@@ -540,21 +543,3 @@ def _wrong_format(report: IngestReport, forced: str | None) -> list[str]:
                           f"format detection reads that file as {detected}: drop --input-format or pass --input-format {detected}")
     return [f"--input-format {forced} rejected all {f.lines_read} lines of {f.path}; format detection reads it as {detected}"
             for f, detected in found]
-
-
-def _rejects_by_reason(ws: Workspace, names: Iterable[str]) -> dict[str, int]:
-    names = list(names)
-    if not names or not ws.has_table("rejects"):
-        return {}
-    # file by file: partitions written before a column was added lack it; "code: detail" was the old reason
-    scans = [pl.scan_parquet(f).select("source_file", "reason") for f in ws.files("rejects")]
-    if not scans:
-        return {}
-    df = (
-        pl.concat(scans)
-        .filter(pl.col("source_file").is_in(names))
-        .group_by(pl.col("reason").str.split(":").list.first().alias("reason"))
-        .len()
-        .collect()
-    )
-    return {row["reason"]: int(row["len"]) for row in df.to_dicts()}

@@ -3,10 +3,11 @@ per-file Parquet writer that checks every reader's line accounting (see :mod:`lo
 
 from __future__ import annotations
 
+import functools
 import queue
 import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,7 +18,7 @@ import pyarrow.parquet as pq
 
 from logmine.formats import Batch
 from logmine.pseudonyms import Pseudonyms, scrub_user_bytes, scrub_users
-from logmine.records import EVENTS_SCHEMA, IDE_LOG_SCHEMA, LLM_REQUESTS_SCHEMA, REJECTS_SCHEMA, conform
+from logmine.records import EVENTS_SCHEMA, IDE_LOG_SCHEMA, LLM_REQUESTS_SCHEMA, REJECTS_SCHEMA, Reject, conform
 from logmine.stages.templates import MineConfig, mine_templates
 from logmine.workspace import PARQUET_OPTIONS
 
@@ -138,14 +139,18 @@ class PartitionWriter:
         frames = (("events", events), ("llm_requests", requests), ("ide_log", ide_log))
         tables = [(name, df.to_arrow(compat_level=pl.CompatLevel.newest())) for name, df in frames if df.height]
         if batch.rejects:
-            rows = [r.row(self.name, self.fmt) for r in batch.rejects]
-            for row in rows:
-                row["raw"] = scrub_users(str(row["raw"]), self.user_key)
-                if row["raw_full"] is not None:
-                    row["raw_full"] = scrub_user_bytes(row["raw_full"], self.user_key)  # type: ignore[arg-type]
-            tables.append(("rejects", pl.DataFrame(rows, schema=REJECTS_SCHEMA).to_arrow()))
+            tables.append(("rejects", self.rejects(batch.rejects)))
         return Prepared(tables, batch.lines_read, batch.lines_accepted, len(batch.rejects), events.height, requests.height,
                         batch.bytes_read, ide_log.height)
+
+    def rejects(self, rejects: Sequence[Reject]) -> pa.Table:
+        """The ``rejects`` rows of this file's rejected lines, user ids scrubbed from their text."""
+        rows = [r.row(self.name, self.fmt) for r in rejects]
+        for row in rows:
+            row["raw"] = scrub_users(str(row["raw"]), self.user_key)
+            if row["raw_full"] is not None:
+                row["raw_full"] = scrub_user_bytes(row["raw_full"], self.user_key)  # type: ignore[arg-type]
+        return pl.DataFrame(rows, schema=REJECTS_SCHEMA).to_arrow()
 
     def write(self, prepared: Prepared) -> None:
         r = self.report
@@ -165,15 +170,7 @@ class PartitionWriter:
             df = pl.DataFrame(rows, schema=schema, strict=False)
         else:
             return pl.DataFrame(schema=schema)
-        columns = [pl.lit(self.fmt).alias("source_format"), pl.lit(self.name).alias("source_file")]
-        if df[id_col].null_count():
-            columns.append(pl.coalesce(pl.col(id_col), self._positional_ids(df)).alias(id_col))
-        if "weight" in df.columns:
-            columns.append(pl.col("weight").fill_null(1))
-        df = df.with_columns(columns)
-        if "user_id" in df.columns and df["user_id"].null_count() < df.height:
-            df = df.with_columns(self.users(df["user_id"]))
-        return df.select(list(schema))
+        return _finish(df, schema, id_col, self.fmt, pl.lit(self.name), self._positional_ids, self.users)
 
     def _positional_ids(self, df: pl.DataFrame) -> pl.Expr:
         """``<path key>:<line>:<n>``, n counting the rows a line produced (0 when one row per line)."""
@@ -185,19 +182,21 @@ class PartitionWriter:
 
     def _write(self, table: str, arrow: pa.Table) -> None:
         """Buffer ``arrow``; write the table's buffered rows as one row group once there are enough."""
-        if table not in self.writers:
-            path = self.paths[table]
-            self.writers[table] = (pq.ParquetWriter(path, arrow.schema, **_writer_options(arrow.schema.names)), path)
-            self.buffered[table] = []
-        writer, _ = self.writers[table]
-        buffered = self.buffered[table]
-        buffered.append(arrow.cast(writer.schema) if arrow.schema != writer.schema else arrow)
+        buffered = self.buffered.setdefault(table, [])
+        if buffered and arrow.schema != buffered[0].schema:
+            arrow = arrow.cast(buffered[0].schema)
+        elif table in self.writers and arrow.schema != self.writers[table][0].schema:
+            arrow = arrow.cast(self.writers[table][0].schema)
+        buffered.append(arrow)
         if sum(t.num_rows for t in buffered) >= ROW_GROUP_ROWS or sum(t.nbytes for t in buffered) >= ROW_GROUP_BYTES:
             self._flush(table)
 
     def _flush(self, table: str) -> None:
-        buffered = self.buffered[table]
+        buffered = self.buffered.get(table)
         if buffered:
+            if table not in self.writers:  # opened at the first row group: a small file's table is written at finish
+                path = self.paths[table]
+                self.writers[table] = (pq.ParquetWriter(path, buffered[0].schema, **_writer_options(buffered[0].schema.names)), path)
             self.writers[table][0].write_table(pa.concat_tables(buffered))
             buffered.clear()
 
@@ -215,13 +214,79 @@ class PartitionWriter:
             self.abort()
             raise AssertionError(f"{self.name}: reader {self.fmt} broke the line accounting: {r}")
         written = {}
-        for table, (writer, path) in self.writers.items():
-            self._flush(table)
-            writer.close()
-            written[table] = path
+        for table, buffered in self.buffered.items():
+            if table in self.writers:
+                self._flush(table)
+                self.writers[table][0].close()
+            elif buffered:  # one row group in all: written whole (a writer object costs more than the rows, for a small file)
+                data = buffered[0] if len(buffered) == 1 else pa.concat_tables(buffered)
+                pq.write_table(data, self.paths[table], **_writer_options(data.schema.names))
+            else:
+                continue
+            written[table] = self.paths[table]
         self.writers.clear()
         self.buffered.clear()
         return r, written
+
+
+def _finish(df: pl.DataFrame, schema: dict[str, pl.DataType], id_col: str, fmt: str, source_file: pl.Expr,
+            positional_ids: Callable[[pl.DataFrame], pl.Expr], users: Pseudonyms) -> pl.DataFrame:
+    """A reader's rows as the table stores them: format and file, ids filled, weight 1 when unset, users pseudonymised."""
+    columns = [pl.lit(fmt).alias("source_format"), source_file.alias("source_file")]
+    if df[id_col].null_count():
+        columns.append(pl.coalesce(pl.col(id_col), positional_ids(df)).alias(id_col))
+    if "weight" in df.columns:
+        columns.append(pl.col("weight").fill_null(1))
+    df = df.with_columns(columns)
+    if "user_id" in df.columns and df["user_id"].null_count() < df.height:
+        df = df.with_columns(users(df["user_id"]))
+    return df.select(list(schema))
+
+
+def prepare_together(writers: Sequence[PartitionWriter], batch: Batch, firsts: Sequence[int]) -> list[Prepared] | None:
+    """What :meth:`PartitionWriter.prepare` gives each file, for small files read as one chunk
+    (``batch``, lines numbered through the chunk; file i has lines ``firsts[i] + 1 .. firsts[i + 1]``):
+    each table is built once for all the files and cut into one Arrow slice per file. None when
+    a line gave several rows (ids then count rows within a file's line: use ``prepare`` per file)."""
+    if batch.ide_log:
+        return None
+    lead, n = writers[0], len(writers)
+    starts = np.asarray(firsts, np.int64)
+    tables: list[list[tuple[str, pa.Table]]] = [[] for _ in writers]
+    rows_of: dict[str, np.ndarray] = {}
+    for table, rows, schema, id_col in (("events", batch.events, EVENTS_SCHEMA, "event_id"),
+                                        ("llm_requests", batch.requests, LLM_REQUESTS_SCHEMA, "request_id")):
+        rows_of[table] = np.zeros(n, np.int64)
+        if not isinstance(rows, pl.DataFrame) or not rows.height:
+            continue
+        lines = rows["source_line"].to_numpy()
+        if len(lines) > 1 and not bool(np.all(lines[1:] > lines[:-1])):
+            return None
+        bounds = np.searchsorted(lines, starts + 1)  # each file's first row, then the row count
+        sizes = np.diff(bounds)
+        file_of = pl.Series(np.repeat(np.arange(n), sizes))
+        names = pl.Series([w.name for w in writers], dtype=pl.String).gather(file_of)
+        keys = pl.Series([w.key for w in writers], dtype=pl.String).gather(file_of)
+        df = conform(rows, schema).with_columns(source_line=pl.Series(lines - starts[:-1][file_of.to_numpy()], dtype=pl.Int64))
+        df = _finish(df, schema, id_col, lead.fmt, pl.lit(names), functools.partial(_ids_of_lines, keys), lead.users)
+        arrow = df.to_arrow(compat_level=pl.CompatLevel.newest())
+        for i in np.flatnonzero(sizes).tolist():
+            tables[i].append((table, arrow.slice(int(bounds[i]), int(sizes[i]))))
+        rows_of[table] = sizes
+    prepared = []
+    for i, writer in enumerate(writers):
+        lo, hi = int(starts[i]), int(starts[i + 1])
+        rejects = [replace(r, source_line=r.source_line - lo) for r in batch.rejects if lo < r.source_line <= hi]
+        if rejects:
+            tables[i].append(("rejects", writer.rejects(rejects)))
+        prepared.append(Prepared(tables[i], hi - lo, hi - lo - len(rejects), len(rejects), int(rows_of["events"][i]),
+                                 int(rows_of["llm_requests"][i]), 0))
+    return prepared
+
+
+def _ids_of_lines(keys: pl.Series, df: pl.DataFrame) -> pl.Expr:
+    """``<path key>:<line>:0``, each row's file key given (one row per line)."""
+    return pl.format("{}:{}:0", pl.lit(keys), pl.col("source_line"))
 
 
 def with_templates(ide_log: pl.DataFrame, config: MineConfig | None = None) -> pl.DataFrame:

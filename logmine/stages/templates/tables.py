@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import pyarrow.dataset as pads
 
 from logmine.records import UTC_TS
 from logmine.stages.templates.dedup import (
@@ -185,6 +184,8 @@ def _columns(ws: Workspace, batch_rows: int) -> tuple[list[str], list[Any], list
     def records(progress: ProgressFn, total: int) -> Iterator[dict[str, Any]]:
         if not files:
             return
+        import pyarrow.dataset as pads  # it imports pandas (~0.3 s): not for the commands that only import this stage
+
         dataset = pads.dataset(files, format="parquet")
         columns = [c for c in REQUEST_COLUMNS if c in dataset.schema.names]
         for batch in dataset.to_batches(columns=columns, batch_size=batch_rows):
