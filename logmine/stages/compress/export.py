@@ -46,7 +46,8 @@ from logmine.masking import WILDCARD
 from logmine.redact import Redactor
 from logmine.runtime import PromptRuntime, make_plan, trim_settings, trims
 from logmine.stages.compress import verdicts
-from logmine.stages.compress.compressor import CompressConfig, CompressedTemplate, Compressor, has_turns, is_fim, shared_prefixes, split_prefix
+from logmine.stages.compress.compressor import CompressConfig, CompressedTemplate, Compressor, has_turns, is_fim
+from logmine.stages.compress.prefixes import shared_prefixes, split_prefix
 from logmine.stages.compress.fidelity import Embedder, TokenCounter, escape_static, segments, static_text
 from logmine.stages.compress.instances import FamilySample, Measured, TokenIds, extract_slots, measure, request_contexts, sample_keys, trim_roles
 from logmine.stages.compress.family import Family, shipped_head
