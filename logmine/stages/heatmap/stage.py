@@ -16,7 +16,6 @@ from pathlib import Path
 import polars as pl
 
 from logmine.errors import OptionError
-from logmine.language import normalise_language
 from logmine.stages.heatmap import store
 from logmine.stages.heatmap.aggregate import (
     LABELS_VERSION,
@@ -54,7 +53,7 @@ def heatmap(workspace: Workspace | Path | str, config: HeatmapConfig | None = No
             partials.append(partial)
         progress("heatmap", len(plan.compute), len(plan.compute))
         store.write_days(txn, plan, figures)
-        sketch = _filtered(merge_partials(partials, config.exact_max), config)
+        sketch = store.filtered(merge_partials(partials, config.exact_max), config)
         tables = finalize(sketch, config.alpha, config.include_first_token, config.exact_max, config.min_rank_tokens)
         for name, table in tables.items():
             txn.replace_table(name, table)
@@ -78,14 +77,6 @@ def _check(config: HeatmapConfig) -> None:
         raise OptionError("chunk_fraction", config.chunk_fraction, "a fraction in [0, 1]")
     if config.exact_max < 0 or config.min_rank_tokens < 0:
         raise OptionError("exact_max / min_rank_tokens", (config.exact_max, config.min_rank_tokens), "counts of 0 or more")
-
-
-def _filtered(sketch: pl.LazyFrame, config: HeatmapConfig) -> pl.LazyFrame:
-    if config.model:
-        sketch = sketch.filter(pl.col("model") == config.model)
-    if config.language:
-        sketch = sketch.filter(pl.col("language") == (normalise_language(config.language) or config.language))
-    return sketch
 
 
 def _account(result: HeatmapResult, requests: pl.DataFrame) -> None:

@@ -115,7 +115,9 @@ def _scan_days(ws: Workspace, table: str, days: list[str]) -> pl.LazyFrame | Non
     return pl.scan_parquet(files) if files else None
 
 
-def _filter(lf: pl.LazyFrame, config: HeatmapConfig) -> pl.LazyFrame:
+def filtered(lf: pl.LazyFrame, config: HeatmapConfig) -> pl.LazyFrame:
+    """Rows of ``config.model`` and ``config.language`` only (when set): the requests a run reads
+    and the merged sketch the aggregates come from."""
     if config.model:
         lf = lf.filter(pl.col("model") == config.model)
     if config.language:
@@ -126,7 +128,7 @@ def _filter(lf: pl.LazyFrame, config: HeatmapConfig) -> pl.LazyFrame:
 def read_requests(ws: Workspace, days: list[str], config: HeatmapConfig) -> pl.DataFrame:
     """The window's request accounting rows (filtered like the aggregates)."""
     lf = _scan_days(ws, "heatmap_requests", days)
-    return _filter(lf, config).collect() if lf is not None else pl.DataFrame(schema=REQUEST_SCHEMA)
+    return filtered(lf, config).collect() if lf is not None else pl.DataFrame(schema=REQUEST_SCHEMA)
 
 
 def slow_examples(ws: Workspace, days: list[str], config: HeatmapConfig) -> pl.DataFrame:
@@ -137,7 +139,7 @@ def slow_examples(ws: Workspace, days: list[str], config: HeatmapConfig) -> pl.D
     lf = _scan_days(ws, "heatmap_tokens", days)
     if lf is None or config.slow_examples <= 0:
         return pl.DataFrame(schema=TOKEN_SCHEMA)
-    lf = _filter(lf, config)
+    lf = filtered(lf, config)
     top = (
         lf.filter(pl.col("position") > 1)
         .group_by("request_id")
