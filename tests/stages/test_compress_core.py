@@ -5,7 +5,8 @@ import importlib.util
 import pytest
 
 from logmine.embedding import HashingEmbedder
-from logmine.stages.compress.compressor import CompressConfig, Compressor, normalise_whitespace, shared_prefixes
+from logmine.stages.compress.compressor import CompressConfig, Compressor, normalise_whitespace
+from logmine.stages.compress.prefixes import shared_prefixes
 from logmine.prompt_syntax import has_fim
 from logmine.stages.compress.fidelity import is_prose, segments, sentences, static_text, template_lines, whitespace_tokens
 

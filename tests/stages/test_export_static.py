@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from logmine.embedding import HashingEmbedder
 from logmine.redact import Redactor
-from logmine.stages.compress.compressor import CompressedTemplate, Compressor, shared_prefixes
+from logmine.stages.compress.compressor import CompressedTemplate, Compressor
+from logmine.stages.compress.prefixes import shared_prefixes
 from logmine.stages.compress.export import Family, _compress, _static_tokens
 from logmine.stages.compress.fidelity import whitespace_tokens
 

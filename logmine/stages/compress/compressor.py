@@ -21,7 +21,7 @@ Lossy steps, each kept only while the template passes the gate (:meth:`Compresso
   5. filler wording removed per sentence (never a word that carries meaning, see below);
   6. whole sentences dropped, the most redundant first and, among equally redundant ones, the
      later restatement before the earlier statement.
-Shared prefixes across templates are factored by :func:`shared_prefixes`.
+Shared prefixes across templates are factored by :func:`logmine.stages.compress.prefixes.shared_prefixes`.
 
 The gate is the meaning guard of :mod:`logmine.stages.compress.meaning` (no negation, restricting word,
 number, format word, literal or identifier lost or changed; steps kept in order), then the
@@ -38,7 +38,6 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from logmine.prompt_syntax import FENCE, ROLE_LABEL, has_fim
-from logmine.stages.compress.prefixes import shared_prefixes, split_prefix  # noqa: F401 - the exporter's names
 from logmine.stages.compress.fidelity import (
     STRUCTURAL_LINE,
     CachedEmbedder,
