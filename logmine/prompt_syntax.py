@@ -69,6 +69,12 @@ ROLE_LABEL = re.compile(
     r"#{2,}[ \t]*(?:instruction|response|input|system|user|assistant)[ \t]*:?)[ \t]*"
 )
 """A turn boundary: a role label at the start of a line (``user:``, ``<|im_start|>user``, ``[INST]``...)."""
+TURN_MARKER = re.compile(
+    r"\[/?INST\]|<</?SYS>>|<\|(?:im_start|im_end|eot_id|end|user|assistant|system|start_header_id|end_header_id)\|>|"
+    r"</?(?:s|system|user|assistant|human)>|<(?:start|end)_of_turn>", re.I)
+"""A chat turn's tag anywhere in a line (``... [/INST]``, ``<|im_end|>``): a line holding one is structure."""
+
+
 ROLE_TAG_LINE = re.compile(r"</?[a-z]{2,20}>[ \t]*")
 """A line that is one lower-case tag (``<system>``, ``</user>``): a chat turn's marker."""
 
@@ -79,5 +85,5 @@ FENCE_LINE = r"(?m:^[ \t]*(?:```|~~~)[^\n`]*$)"
 
 __all__ = [
     "END_SENTINELS", "FENCE", "FENCE_LINE", "FILE_SEPARATORS", "FIM_MARKER", "FIM_MIDDLE_SENTINELS", "FIM_PREFIX_SENTINELS",
-    "FIM_START", "FIM_SUFFIX_SENTINELS", "HOLES", "MODEL_FORMAT", "ROLE_LABEL", "ROLE_TAG_LINE", "SENTINEL", "TAG_OR_SENTINEL", "TEMPLATE_BOUNDARY", "has_fim",
+    "FIM_START", "FIM_SUFFIX_SENTINELS", "HOLES", "MODEL_FORMAT", "ROLE_LABEL", "ROLE_TAG_LINE", "SENTINEL", "TAG_OR_SENTINEL", "TEMPLATE_BOUNDARY", "TURN_MARKER", "has_fim",
 ]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from logmine.prompt_syntax import FENCE, FIM_MARKER, ROLE_LABEL
+from logmine.prompt_syntax import FENCE, FIM_MARKER, ROLE_LABEL, TURN_MARKER
 from logmine.runtime.trim.units import count_tokens
 
 Embedder = Callable[[list[str]], np.ndarray]
@@ -122,12 +122,6 @@ _CODE_HINT = re.compile(
     r"function|export|public|private|protected|static|package|func|fn|use|impl|struct|pub|mod|type|interface)\b"
 )
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,3}[.)])\s+")
-
-
-TURN_MARKER = re.compile(
-    r"\[/?INST\]|<</?SYS>>|<\|(?:im_start|im_end|eot_id|end|user|assistant|system|start_header_id|end_header_id)\|>|"
-    r"</?(?:s|system|user|assistant|human)>|<(?:start|end)_of_turn>", re.I)
-"""A chat turn's tag anywhere in a line (``... [/INST]``, ``<|im_end|>``): the line is structure."""
 
 
 def has_turns(text: str) -> bool:
