@@ -17,7 +17,9 @@ from test_ingest_fast import _collect, _line
 import logmine
 from logmine.formats import native
 from logmine.formats.native import fast as _native_fast
+from logmine.stages.ingest import schedule as _ingest_schedule
 from logmine.stages.ingest import source_key
+from logmine.stages.ingest import worker as _ingest_worker
 from logmine.workspace import Workspace
 
 _file = st.tuples(st.lists(_line, max_size=12), st.sampled_from([b"\n", b"\r\n"]), st.booleans())
@@ -50,8 +52,23 @@ def _tables(root: Path) -> dict[str, pl.DataFrame]:
     return tables
 
 
-def test_ingest_of_small_files_together_equals_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("worker", [False, True], ids=["here", "worker-too"])
+def test_ingest_of_small_files_together_equals_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, worker: bool) -> None:
     logs = big_native_dir(tmp_path / "logs", files=6, lines=300)
+    sent: list[int] = []
+    if worker:  # groups of about two files, every other one read by the run's worker process
+        monkeypatch.setattr(_ingest_schedule, "PRESTART_BYTES", 0)
+        monkeypatch.setattr(_ingest_schedule, "cores", lambda: 2)
+        monkeypatch.setattr(native, "GROUP_BYTES", 2 * (logs / "day0.jsonl").stat().st_size + 1)
+        submit = _ingest_worker.Worker.submit
+
+        def counted(self: _ingest_worker.Worker, job: object, nbytes: int = 0) -> object:
+            sent.append(nbytes)
+            self.ready.wait(timeout=120)  # started: it owes nothing more, so it takes the next group
+            return submit(self, job, nbytes)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(_ingest_worker.Worker, "submit", counted)
+        monkeypatch.setattr(_ingest_worker, "START_BYTES", 0)
     (logs / "day1.jsonl").write_bytes((logs / "day1.jsonl").read_bytes() + b"".join(raw + b"\n" for raw, _ in BAD_LINES))
     (logs / "day2.jsonl").write_bytes((logs / "day2.jsonl").read_bytes().rstrip(b"\n"))  # no final newline
     (logs / "notes.txt").write_bytes(b"not a log\n")  # no reader: a file-level reject amid the group
@@ -59,7 +76,9 @@ def test_ingest_of_small_files_together_equals_one_at_a_time(tmp_path: Path, mon
     together = logmine.ingest(logs, tmp_path / "together")
     monkeypatch.setenv("LOGMINE_NATIVE_FAST", "0")  # the per-line reader, one file at a time
     alone = logmine.ingest(logs, tmp_path / "alone")
+    monkeypatch.setattr(_ingest_schedule, "PRESTART_BYTES", 1 << 40)  # no worker for the per-line run
     same = {"seconds": 0, "workspace": ""}
+    assert bool(sent) == worker
     assert together.summary() | same == alone.summary() | same
     a, b = _tables(tmp_path / "together"), _tables(tmp_path / "alone")
     for table in a:

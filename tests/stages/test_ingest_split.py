@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from pathlib import Path
@@ -13,7 +14,10 @@ from polars.testing import assert_frame_equal
 from test_ingest import BAD_LINES
 
 import logmine
+from logmine.stages.ingest import reading as _ingest_reading
+from logmine.stages.ingest import schedule as _ingest_schedule
 from logmine.stages.ingest import split as _ingest_split
+from logmine.stages.ingest import worker as _ingest_worker
 from logmine.stages.ingest import core as ingest
 from logmine.stages.ingest.core import IngestConfig
 from logmine.workspace import Workspace
@@ -48,7 +52,7 @@ def _one_file(tmp_path: Path) -> Path:
 def test_split_file_gives_the_rows_of_one_read_in_order(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     logs = _one_file(tmp_path)
     whole = logmine.ingest(logs, tmp_path / "whole", IngestConfig(threads=False, split=False))
-    with caplog.at_level(logging.WARNING, logger="logmine.stages.ingest.split"):
+    with caplog.at_level(logging.WARNING, logger="logmine.stages.ingest"):
         split = logmine.ingest(logs, tmp_path / "split", IngestConfig(split=True))
     assert caplog.messages == []  # the worker process did its part (no fallback)
     assert split.summary()["lines_rejected"] == whole.summary()["lines_rejected"] > len(BAD_LINES)
@@ -76,12 +80,11 @@ def test_a_file_read_again_whole_or_rejected_keeps_no_part_of_the_split(tmp_path
 def test_a_failed_worker_process_is_read_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     logs = _one_file(tmp_path)
 
-    def fail(self: _ingest_split.Worker) -> None:
-        self.kill()
-        raise _ingest_split.WorkerError(-9, "killed")
+    def fail(self: _ingest_worker.Handle[object]) -> None:
+        raise _ingest_worker.WorkerError(-9, "killed")
 
     logmine.ingest(logs, tmp_path / "whole", IngestConfig(threads=False, split=False))
-    monkeypatch.setattr(_ingest_split.Worker, "result", fail)
+    monkeypatch.setattr(_ingest_worker.Handle, "result", fail)
     logmine.ingest(logs, tmp_path / "split", IngestConfig(split=True))
     _assert_same_rows(tmp_path / "whole", tmp_path / "split")
 
@@ -111,8 +114,10 @@ def test_the_worker_stops_when_the_reading_process_dies(tmp_path: Path) -> None:
     fifo = tmp_path / "never-written.jsonl"
     os.mkfifo(fifo)  # the worker blocks opening it, as if busy reading
     files = {t: str(tmp_path / f"{t}.parquet") for t in ingest.WRITTEN_TABLES}
-    worker = _ingest_split.Worker(_ingest_split.Part(str(fifo), 0, None, "k", b"user-key", files))
+    worker = _ingest_worker.Worker()
+    worker.submit(functools.partial(_ingest_split.write_part, _ingest_split.Part(str(fifo), 0, None, "k", b"user-key", files)))
     try:
+        assert worker.ready.wait(timeout=120)
         worker.proc.stdin.close()  # type: ignore[union-attr] - what this process dying does
         assert worker.proc.wait(timeout=120) == 3
     finally:
@@ -125,8 +130,11 @@ def test_a_big_file_is_split_on_two_cores_busy_or_not(tmp_path: Path, monkeypatc
     """Under load two processes get two shares of the cores (one hog: 14.8-15.8 s against 17.0-17.4 s
     one chunk at a time on the bench file), so only a one-core machine reads a big file in one."""
     logs = _one_file(tmp_path)
-    monkeypatch.setattr(ingest, "THREADS_MIN_BYTES", 1)
-    monkeypatch.setattr(ingest, "cores", lambda: n_cores)
-    monkeypatch.setattr(ingest, "use_threads", lambda: not busy)
+    monkeypatch.setattr(_ingest_reading, "THREADS_MIN_BYTES", 1)
+    monkeypatch.setattr(_ingest_reading, "SPLIT_MIN_BYTES", 1)
+    monkeypatch.setattr(_ingest_worker, "START_BYTES", 0)  # a worker still starting owes nothing: this file is small
+    monkeypatch.setattr(_ingest_reading, "cores", lambda: n_cores)
+    monkeypatch.setattr(_ingest_schedule, "cores", lambda: n_cores)
+    monkeypatch.setattr(_ingest_reading, "use_threads", lambda: not busy)
     logmine.ingest(logs, tmp_path / "ws")
     assert len(Workspace.open(tmp_path / "ws").partitions("events")) == expected

@@ -18,7 +18,14 @@ import pyarrow.parquet as pq
 
 from logmine.formats import Batch
 from logmine.pseudonyms import Pseudonyms, scrub_user_bytes, scrub_users
-from logmine.records import EVENTS_SCHEMA, IDE_LOG_SCHEMA, LLM_REQUESTS_SCHEMA, REJECTS_SCHEMA, Reject, conform
+from logmine.records import (
+    EVENTS_SCHEMA,
+    IDE_LOG_SCHEMA,
+    LLM_REQUESTS_SCHEMA,
+    REJECTS_SCHEMA,
+    Reject,
+    conform,
+)
 from logmine.stages.templates import MineConfig, mine_templates
 from logmine.workspace import PARQUET_OPTIONS
 
