@@ -36,9 +36,6 @@ def ingest(
 
     Example: logmine ingest ~/.continue/dev_data ~/.tabby/events -o ws/
     """
-    from logmine.stages.ingest import limit_polars_threads
-
-    limit_polars_threads()  # before Polars loads: ingest's own threads give the parallelism
     from logmine.stages.ingest import IngestConfig
     from logmine.stages.ingest import ingest as run_ingest
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,7 @@ from test_ingest import BAD_LINES
 
 import logmine
 from logmine.formats.native import fast as _native_fast
+from logmine.pools import INGEST_POOLS
 from logmine.stages.ingest import threads as _ingest_threads
 from logmine.stages.ingest.core import IngestConfig
 
@@ -36,11 +40,16 @@ def test_runnable_others_is_a_count_or_unknown() -> None:
     assert others is None or others >= 0
 
 
-def test_polars_pool_is_one_thread_unless_set_by_the_user(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_ingest_threads, "runnable_others", lambda *a, **k: pytest.fail("sampled /proc/stat"))
-    monkeypatch.delenv("POLARS_MAX_THREADS", raising=False)
-    _ingest_threads.limit_polars_threads()
-    assert _ingest_threads.os.environ.get("POLARS_MAX_THREADS") == "1"
-    monkeypatch.setenv("POLARS_MAX_THREADS", "4")
-    _ingest_threads.limit_polars_threads()
-    assert _ingest_threads.os.environ["POLARS_MAX_THREADS"] == "4"
+@pytest.mark.parametrize(("argv", "user", "expected"), [(["ingest", "x"], None, 1), (["ingest"], "2", 2), (["templates"], None, None)])
+def test_ingest_gets_one_thread_pools_before_polars_loads(argv: list[str], user: str | None, expected: int | None) -> None:
+    """Through the CLI's import, as ``logmine ingest`` runs: Polars sizes its pool when it loads."""
+    env = {k: v for k, v in os.environ.items() if k not in INGEST_POOLS}
+    if user is not None:
+        env["POLARS_MAX_THREADS"] = user
+    code = ("import sys; sys.argv = ['logmine', *sys.argv[1:]]; import logmine.cli, os, polars; "
+            "print(polars.thread_pool_size(), os.environ.get('OPENBLAS_NUM_THREADS'))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True, text=True, check=True).stdout.split()
+    if expected is None:
+        assert out[1] == "None" and int(out[0]) >= 1
+    else:
+        assert int(out[0]) == expected and out[1] == "1"

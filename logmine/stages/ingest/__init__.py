@@ -9,6 +9,5 @@ transaction (see :mod:`logmine.stages.ingest.core`).
 from logmine.stages.ingest.core import IngestConfig, ingest, source_key
 from logmine.stages.ingest.inputs import collect_files
 from logmine.stages.ingest.report import IngestReport
-from logmine.stages.ingest.threads import limit_polars_threads
 
-__all__ = ["IngestConfig", "IngestReport", "collect_files", "ingest", "limit_polars_threads", "source_key"]
+__all__ = ["IngestConfig", "IngestReport", "collect_files", "ingest", "source_key"]

@@ -3,7 +3,7 @@
 Reading, checking and writing a big file in parallel threads (and Polars' own thread pool) makes
 it faster on an idle machine, but where other processes hold the cores the threads only time-share
 one core and cost CPU: on the 5M-line bench file, 23.2-23.8 CPU s in parallel against 20.3-21.3 s
-one after another, with no faster wall time. No heavy imports here: the CLI sizes Polars' pool before Polars loads.
+one after another, with no faster wall time. (Polars' own pool is sized by :mod:`logmine.pools`.)
 """
 
 from __future__ import annotations
@@ -53,14 +53,3 @@ def spare_cores() -> float:
 def use_threads(spare: float | None = None) -> bool:
     """Whether a big file should be spread over threads (``spare``: measured now when None)."""
     return (spare_cores() if spare is None else spare) >= SPARE_CORES_FOR_THREADS
-
-
-def limit_polars_threads() -> None:
-    """Before Polars loads: a pool of one thread, unless the user set ``POLARS_MAX_THREADS``.
-
-    Ingest gets its parallelism from its own threads (reader workers, prefetch, writer); Polars'
-    pool beside them only spins: on the 5M-line bench file the threaded path took ~1 CPU s less
-    with one Polars thread at the same wall time. It asks nothing of /proc/stat (that is done per
-    big file, :func:`use_threads`). (No effect once Polars is imported; it sizes its pool then.)
-    """
-    os.environ.setdefault("POLARS_MAX_THREADS", "1")

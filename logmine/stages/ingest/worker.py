@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import logging
 import os
 import pickle
@@ -33,6 +34,8 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, Generic, TypeVar
+
+from logmine.pools import INGEST_POOLS
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +99,7 @@ class Worker:
     """A worker process running jobs one after another; :meth:`owed` says how far behind it is."""
 
     def __init__(self) -> None:
-        env = {**os.environ, "POLARS_MAX_THREADS": os.environ.get("POLARS_MAX_THREADS", "1")}
+        env = {**INGEST_POOLS, **os.environ}
         self.stderr = tempfile.TemporaryFile()  # a pipe could fill while this process is busy reading
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "logmine.stages.ingest.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -244,6 +247,7 @@ def _write_frame(stream: BinaryIO, value: object) -> None:
 
 def main() -> None:
     # ``-m`` imported this package's face first, and with it everything the jobs call
+    gc.disable()  # as in the reading process: parsing makes millions of short-lived objects, none in cycles
     jobs: queue.Queue[bytes] = queue.Queue()
     in_hand = _InHand()
     threading.Thread(target=_read_jobs, args=(jobs, in_hand), daemon=True).start()
