@@ -92,6 +92,7 @@ SOURCES_SCHEMA: dict[str, pl.DataType] = {
     "lines_accepted": pl.Int64(),
     "lines_rejected": pl.Int64(),
     "ingested_at": UTC_TS,
+    "partition": pl.String(),
 }
 
 REQUEST_KINDS = ("completion", "chat", "edit", "other")

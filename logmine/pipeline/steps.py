@@ -58,7 +58,7 @@ def ingest(ctx: RunContext, stage: IngestStage, files: list[InputFile]) -> dict[
     totals: Counter[str] = Counter()
     rejects: Counter[str] = Counter()
     for fmt, paths in sorted(groups.items(), key=lambda kv: kv[0] or ""):
-        report = run_ingest(paths, ctx.root, IngestConfig(input_format=fmt, force=stage.force), progress=ctx.progress,
+        report = run_ingest(paths, ctx.root, IngestConfig(input_format=fmt, force=stage.force, group=False), progress=ctx.progress,
                             engine=ctx.engine)
         summary = report.summary()
         for warning in report.warnings:

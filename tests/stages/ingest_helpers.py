@@ -61,10 +61,10 @@ def big_native_dir(root: Path, files: int, lines: int, seed: int = 0) -> Path:
 
 
 def table_contents(root: Path, table: str) -> pl.DataFrame:
-    """A table's rows in a canonical order (``sources`` without its ``ingested_at`` time)."""
+    """A table's rows in a canonical order (``sources`` without its ``ingested_at`` time and ``partition`` name)."""
     df = Workspace.open(root).read(table)
     if table == "sources":
-        df = df.drop("ingested_at")
+        df = df.drop("ingested_at", "partition")  # the time and the partition name are the run's
     return df.sort(_ORDER[table])
 
 

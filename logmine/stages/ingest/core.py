@@ -108,6 +108,12 @@ class IngestConfig:
     (:mod:`logmine.stages.ingest.split`); None: when ``threads`` is None, the machine has two cores
     or more and the files are read here (not on an engine's workers), busy or not: under load two
     processes get two shares of the cores, as the other work's processes do."""
+    group: bool = True
+    """Keep the rows of small native files read together in one partition per group (a file of a
+    few hundred KB costs more as its own Parquet files than its rows do); ``sources.partition``
+    names each file's. A grouped file read again leaves its group (the group's files are
+    rewritten without its rows). Off: one partition per file, and a file found in a group is read
+    again on its own (the pipeline needs each file's rows in its own partition)."""
 
 
 def source_key(path: str) -> str:
@@ -158,14 +164,19 @@ def ingest(
             report.files.append(_reject_file(txn, str(path), None, f"{REJECT_UNREADABLE_FILE}: cannot list directory")[0])
             sources.pop(str(path), None)
         tasks = [_task(txn, path, known, config, key) for path in files]
+        leaving: dict[str, set[str]] = {}
         for task, result in zip(tasks, _read_all(tasks, engine, meter), strict=True):
             report.files.append(_adopt(txn, task, result))
+            old = (known.get(task.path) or {}).get("partition")
+            if result.report.status != "skipped" and old not in (None, task.key):
+                leaving.setdefault(old, set()).add(task.path)
             if result.source is not None:
                 sources[task.path] = result.source
             elif result.reject is not None:
                 sources.pop(task.path, None)
         meter.finish()
         report.warnings = _wrong_format(report, config.input_format)  # raises, writing nothing, when no line was read
+        _leave_groups(ws, txn, known, leaving)
         rows = [sources[name] for name in sorted(sources)]
         txn.replace_table("sources", conform(pl.DataFrame(rows, schema=SOURCES_SCHEMA), SOURCES_SCHEMA))
         txn.commit()
@@ -179,9 +190,14 @@ def _task(txn: Transaction, path: Path, known: dict[str, dict[str, Any]], config
     files = {table: str(txn.new_file(table, skey)) for table in WRITTEN_TABLES}
     rest = {table: str(txn.new_file(table, skey + REST_SUFFIX)) for table in WRITTEN_TABLES}
     row = known.get(name)
-    size, sha, fmt = (row["size_bytes"], row["sha256"], row["source_format"]) if row and not config.force else (None, None, None)
+    grouped_before = row is not None and row.get("partition") not in (None, skey)
+    again = config.force or (grouped_before and not config.group)  # without groups, a grouped file moves to its own partition
+    size, sha, fmt = (row["size_bytes"], row["sha256"], row["source_format"]) if row and not again else (None, None, None)
     companions = tuple((str(p), *_known_state(known.get(str(p)))) for p in companions_of(path, known, config.input_format))
-    return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads, config.split, rest, companions, fmt)
+    group_key = f"{skey}+{txn.token}" if config.group else None  # unique to this run: an old group of the same files is another
+    group_files = {table: str(txn.new_file(table, group_key)) for table in WRITTEN_TABLES} if group_key else {}
+    return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads, config.split, rest, companions, fmt,
+                    group_key, group_files)
 
 
 def _known_state(row: dict[str, Any] | None) -> tuple[int | None, str | None]:
@@ -218,13 +234,32 @@ def _adopt(txn: Transaction, task: FileTask, result: FileResult) -> FileReport:
     if result.source is not None:
         if result.source["sha256"] == _CHANGED:
             log.warning("%s changed while it was read; it will be read again on the next run", task.path)
+        own = {} if result.group else result.files
         for table in WRITTEN_TABLES:
-            for key, files in ((task.key, result.files), (task.key + REST_SUFFIX, result.rest_files)):
+            for key, files in ((task.key, own), (task.key + REST_SUFFIX, result.rest_files)):
                 if table in files:
                     txn.put_file(table, key, Path(files[table]))
                 else:
                     txn.drop_partition(table, key)
+            if result.group and table in result.files:  # the group's first file brings the group's files
+                txn.put_file(table, result.group, Path(result.files[table]))
     return result.report
+
+
+def _leave_groups(ws: Workspace, txn: Transaction, known: dict[str, dict[str, Any]], leaving: dict[str, set[str]]) -> None:
+    """Files of earlier groups read again (or rejected) in this run leave them: a group all of
+    whose files left is dropped, the others' files are rewritten without the leavers' rows."""
+    for group, gone in sorted(leaving.items()):
+        members = {path for path, row in known.items() if row.get("partition") == group}
+        for table in WRITTEN_TABLES:
+            rel = ws.tables[table].partitions.get(group) if table in ws.tables else None
+            if rel is None:
+                continue
+            rows = pl.DataFrame() if members <= gone else pl.read_parquet(ws.root / rel).filter(~pl.col("source_file").is_in(sorted(gone)))
+            if rows.height:
+                txn.put_partition(table, group, rows)
+            else:
+                txn.drop_partition(table, group)
 
 
 def _reject_file(txn: Transaction, name: str, fmt: str | None, reason: str) -> tuple[FileReport, None]:

@@ -177,10 +177,11 @@ def _rest_result(handle: workers.Handle[tuple[FileReport, dict[str, Path]]], par
     return done
 
 
-def _source_row(task: FileTask, sha: str, size: int, fmt: str, report: FileReport) -> dict[str, Any]:
+def _source_row(task: FileTask, sha: str, size: int, fmt: str, report: FileReport, partition: str | None = None) -> dict[str, Any]:
     return {
         "path": task.path, "sha256": sha, "size_bytes": size, "source_format": fmt, "lines_read": report.lines_read,
         "lines_accepted": report.lines_accepted, "lines_rejected": report.lines_rejected, "ingested_at": datetime.now(UTC),
+        "partition": partition or task.key,
     }
 
 
@@ -194,9 +195,12 @@ def _groupable(started: _Started) -> bool:
 
 def _read_small(group: list[FileResult | _Started]) -> Callable[[], list[FileResult]]:
     """Small plain native files read together (:func:`native.read_together`: one Polars parse for
-    them all) and their tables built; what it returns writes them, each still to its own
-    partition, with its own line numbers, rejects, ``sources`` row and checks, as :func:`read_file`
-    would, and gives the group's results (settled files pass through as they are)."""
+    them all) and their tables built; what it returns writes them and gives the group's results
+    (settled files pass through as they are). Each file keeps its own line numbers, rejects,
+    ``sources`` row and checks, as :func:`read_file` would give it; their rows go to one Parquet
+    file per table, the group's partition (:attr:`FileTask.group_key` of its first file: a few
+    hundred KB a file, one file per table each cost more than its rows), or each to its own
+    partition when the tasks have no group files or a line gave several rows."""
     contents: dict[int, bytes] = {}
     results: dict[int, FileResult] = {}
     for i, item in enumerate(group):
@@ -212,12 +216,17 @@ def _read_small(group: list[FileResult | _Started]) -> Callable[[], list[FileRes
                for it in started]
     batch, firsts = native.read_together(list(contents.values()))
     prepared = prepare_together(writers, batch, firsts) if writers else []
+    grouped = prepared is not None and len(started) > 1 and all(it.task.group_key for it in started)
     if prepared is None:  # a line gave several rows: each file on its own
         prepared = [w.prepare(b) for w, b in zip(writers, native.read_files(list(contents.values())), strict=True)]
 
     def write() -> list[FileResult]:
-        for i, item, content, writer, ready in zip(contents, started, contents.values(), writers, prepared, strict=True):
-            results[i] = _write_small(item, content, writer, ready)
+        if grouped:
+            for i, result in zip(contents, _write_group(started, list(contents.values()), prepared), strict=True):
+                results[i] = result
+        else:
+            for i, item, content, writer, ready in zip(contents, started, contents.values(), writers, prepared, strict=True):
+                results[i] = _write_small(item, content, writer, ready)
         return [results[i] for i in range(len(group))]
 
     return write
@@ -237,6 +246,29 @@ def _write_small(item: _Started, content: bytes, writer: PartitionWriter, prepar
         sha = _CHANGED
     report, written = writer.finish()
     return FileResult(report, before.st_size, {t: str(p) for t, p in written.items()}, _source_row(task, sha, before.st_size, item.fmt, report))
+
+
+def _write_group(started: list[_Started], contents: list[bytes], prepared: list[Prepared]) -> list[FileResult]:
+    """The group's rows in its first file's group partition; each file's result (the files on the first)."""
+    lead = started[0].task
+    key = lead.group_key
+    assert key is not None
+    writer = PartitionWriter({t: Path(f) for t, f in lead.group_files.items()}, key, lead.path, started[0].fmt, lead.user_key)
+    for ready in prepared:
+        writer.write(ready)
+    _, written = writer.finish()
+    results = []
+    for n, (item, content, ready) in enumerate(zip(started, contents, prepared, strict=True)):
+        before = item.before
+        report = FileReport(item.task.path, item.fmt, "ingested", ready.lines_read, ready.lines_accepted, ready.lines_rejected,
+                            ready.events, ready.requests, ready.ide_log)
+        sha = item.sha or hashlib.sha256(content).hexdigest()
+        after = item.path.stat()
+        if (after.st_size, after.st_mtime_ns, len(content)) != (before.st_size, before.st_mtime_ns, before.st_size):
+            sha = _CHANGED
+        files = {t: str(p) for t, p in written.items()} if n == 0 else {}
+        results.append(FileResult(report, before.st_size, files, _source_row(item.task, sha, before.st_size, item.fmt, report, key), group=key))
+    return results
 
 
 def _companions_unchanged(task: FileTask) -> bool:

@@ -36,6 +36,10 @@ class FileTask:
     figures, None when it had none): the file is skipped only when these are unchanged too."""
     known_format: str | None = None
     """The format of the file's ``sources`` row (``unknown`` when no reader recognised it)."""
+    group_key: str | None = None
+    """The partition key of a group of small files this file would lead (None: it is read alone);
+    ``group_files``: table -> the group's Parquet file."""
+    group_files: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -52,3 +56,6 @@ class FileResult:
     file has its ``source`` row too."""
     rest_files: dict[str, str] = field(default_factory=dict)
     """Table -> written Parquet file of the part a worker process read (partition key + REST_SUFFIX)."""
+    group: str | None = None
+    """The partition holding the file's rows when it was read in a group of small files (``files``
+    then names the group's Parquet files on its first member only)."""
