@@ -16,9 +16,9 @@ import re
 from collections import Counter, defaultdict
 
 from logmine.masking import WILDCARD
-from logmine.prompt_syntax import MODEL_FORMAT
+from logmine.prompt_syntax import CHAT_TURN, MODEL_FORMAT
 from logmine.stages.templates.state import MinerState, group_text, render
-from logmine.stages.templates.cluster import SLOT, Group
+from logmine.stages.templates.cluster import SLOT, Group, turns
 
 MIN_ANCHOR_PROMPTS = 5
 """A line is static (an anchor) when at least this many prompts hold it verbatim..."""
@@ -38,7 +38,8 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
 
     A static line (an anchor) is one that at least ``MIN_ANCHOR_PROMPTS`` prompts hold
     verbatim (masked); fence lines never are (a code block may be optional). Two templates
-    merge when the anchors most of their prompts have are the same."""
+    merge when the anchors most of their prompts have are the same, and so are their chat turns
+    (:func:`logmine.stages.templates.cluster.turns`: a chat with one more file is another template)."""
     units = sorted({i for g in groups for i in g.members})
     lines = {u: _anchor_lines(render(state.tokens[u], state.seps[u])) for u in units}
     df: Counter[str] = Counter()
@@ -51,8 +52,8 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
         for u in g.members:
             votes[_signature(lines[u], df)] += state.weights[u]
         signature = min(votes, key=lambda sig: (-votes[sig], sig))
-        strong = GAP in signature and sum(len(a) for a in signature if a != GAP) >= MIN_SIGNATURE_CHARS
-        families[signature if strong else k].append(k)
+        strong = GAP in signature and sum(len(a) for a in signature if a != GAP and a[:1] != TURN) >= MIN_SIGNATURE_CHARS
+        families[(turns(state.tokens[g.members[0]]), signature) if strong else k].append(k)
     out = []
     for ks in families.values():
         if len(ks) == 1:
@@ -71,10 +72,11 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
     static text (``MIN_SIGNATURE_CHARS`` or more) all there, in order, and each of its variables
     standing for some text that holds no model sentinel. Rare: fewer than ``MIN_ANCHOR_PROMPTS``
     prompts, or fewer than ``RARE_SHARE`` of the matching template's (a stray of a template
-    grows with the log, so an absolute count alone stops taking it in at volume). The most
-    specific such template wins (the most static text)."""
+    grows with the log, so an absolute count alone stops taking it in at volume), with the same
+    chat turns. The most specific such template wins (the most static text)."""
     weights = [sum(state.weights[i] for i in g.members) for g in groups]
     texts = [group_text(g, state) for g in groups]
+    structure = [turns(state.tokens[g.members[0]]) for g in groups]
     frequent = [k for k, w in enumerate(weights) if w >= MIN_ANCHOR_PROMPTS]
     static = {k: len(_WS.sub("", _VARIABLE.sub("", texts[k]))) for k in frequent}
     patterns = {k: _literal_pieces(texts[k]) for k in frequent if static[k] >= MIN_SIGNATURE_CHARS}
@@ -86,7 +88,7 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
         if k in into:
             continue  # a host stays
         flat = _flat(texts[k])
-        host = next((b for b in order if b != k and b not in absorbed and _matches(patterns[b], flat)), None)
+        host = next((b for b in order if b != k and b not in absorbed and structure[b] == structure[k] and _matches(patterns[b], flat)), None)
         if host is not None and (weights[k] < MIN_ANCHOR_PROMPTS or weights[k] < RARE_SHARE * weights[host]):
             into[host].append(k)
             absorbed.add(k)
@@ -152,14 +154,21 @@ def _anchor_lines(text: str) -> list[str]:
     for static text. A line that holds a model sentinel and more is cut at its sentinels, each
     piece a candidate of its own (marked ``INLINE``): the sentinels of a prompt format are its
     static text wherever its values start and end (``<|file_sep|>{code}<|system_sep|>`` with
-    the prefix on the same line or the next)."""
+    the prefix on the same line or the next). A chat turn's label (``user: ``) is an anchor of its
+    own (marked ``TURN``) whatever its count, and the rest of its line a candidate found after it:
+    a chat's turns are its structure."""
     out: list[str] = []
     for line in SLOT.sub(r"{\1}", text).split("\n"):
+        label = CHAT_TURN.match(line)
+        lead = ""
+        if label is not None:
+            out.append(TURN + label.group(0))
+            line, lead = line[label.end() :], INLINE
         if not line.strip():
             continue
         line = line.rstrip()
         if "<" not in line and "[" not in line or MODEL_FORMAT.fullmatch(line.strip()) or not MODEL_FORMAT.search(line):
-            out.append(line)
+            out.append(lead + line)
             continue
         pos = 0
         for m in MODEL_FORMAT.finditer(line):
@@ -174,6 +183,8 @@ def _anchor_lines(text: str) -> list[str]:
 
 INLINE = "\x01"
 """Marks a sentinel that is an anchor inside its line (found anywhere, not as a whole line)."""
+TURN = "\x02"
+"""Marks a chat turn's label, an anchor at the start of a line whatever its count."""
 
 
 def _common_signature(texts: list[str], df: Counter[str]) -> tuple[str, ...]:
@@ -206,7 +217,10 @@ def _lcs(a: list[str], b: list[str]) -> list[str]:
 
 
 def _is_anchor(line: str, df: Counter[str]) -> bool:
-    return df[line] >= MIN_ANCHOR_PROMPTS and len(_MASKS.sub("", line).strip()) >= MIN_ANCHOR_CHARS and not line.lstrip().startswith(("```", "~~~"))
+    if line[:1] == TURN:
+        return True
+    bare = line[1:] if line[:1] == INLINE else line
+    return df[line] >= MIN_ANCHOR_PROMPTS and len(_MASKS.sub("", bare).strip()) >= MIN_ANCHOR_CHARS and not bare.lstrip().startswith(("```", "~~~"))
 
 
 _MASKS = re.compile(r"<\*>|\{[a-z_]+\d*(?::[a-z]{6,})?\}")
@@ -262,6 +276,13 @@ def _split_at(text: str, anchors: list[str]) -> list[str]:
     """``[region, anchor, region, anchor, ..., region]`` with each anchor a whole line of ``text``."""
     out, pos = [], 0
     for anchor in anchors:
+        if anchor.startswith(TURN):
+            m = re.compile(r"(?m)^" + re.escape(anchor[1:])).search(text, pos)
+            if m is None:
+                raise ValueError(f"turn {anchor[1:]!r} not found")
+            out += [text[pos : m.start()], m.group(0)]
+            pos = m.end()
+            continue
         if anchor.startswith(INLINE):
             at = text.find(anchor[1:], pos)
             if at < 0:
