@@ -48,9 +48,11 @@ TAG_OR_SENTINEL = (
 )
 """The pattern text of every sentinel and tag, closing and self-closing forms included."""
 
-FIM_START = re.compile("|".join(map(re.escape, (*FIM_PREFIX_SENTINELS, *FIM_SUFFIX_SENTINELS, *FILE_SEPARATORS))))
+_FIM_NAMED = r"<\|[a-z_]*(?:prefix|suffix)\|>|<[a-z]+_(?:prefix|suffix)>"  # <|code_suffix|> <repo_prefix>
+FIM_START = re.compile("|".join(map(re.escape, (*FIM_PREFIX_SENTINELS, *FIM_SUFFIX_SENTINELS, *FILE_SEPARATORS))) + "|" + _FIM_NAMED)
 """Sentinels after which the text up to the next sentinel is code: a fill-in-the-middle region, or a
-file of a repository-level prompt."""
+file of a repository-level prompt. Besides the listed ones, any model sentinel named for a prefix
+or a suffix (``<|code_suffix|>``, ``<|code_prefix|>``): a model's FIM format found by its shape."""
 FIM_MARKER = re.compile(r"<\|?fim|<PRE>|<SUF>|<MID>|\[SUFFIX\]|\[PREFIX\]|<\|fim_|<fim_|FILL_HERE|<｜fim", re.I)
 """Loose FIM marks (any spelling of a fim sentinel, ``FILL_HERE``)."""
 
