@@ -120,3 +120,16 @@ def test_after_a_compaction_prompts_join_the_merged_template() -> None:
     assert len(set(result.assignments)) == 1
     template = result.templates[result.assignments[0]]
     assert all(prompt_template_regex(template).match(r["prompt"]) for r in records), template
+
+
+def test_a_format_of_sentinels_alone_takes_in_a_rare_prompt() -> None:
+    """``[SUFFIX]{suffix}[PREFIX]{prefix}`` has less static text than ``MIN_SIGNATURE_CHARS``, but
+    its sentinels make it specific: the prompt whose suffix holds a closing tag and a sentence (read
+    as text, outside the code) joins it."""
+    records = [{"prompt": f"[SUFFIX]{code}\nprint({n})\n[PREFIX]def f{n}(x):\n    return "} for n, code in enumerate(CODE * 3)]
+    odd = "[SUFFIX]SOFTWARE\n</UL>\nHere are some common variable names of the server:[PREFIX]<LI>REMOTE_USER\n<LI>SERVER_"
+    result = mine_prompts([*records, {"prompt": odd}])
+    assert len(set(result.assignments)) == 1
+    template = result.templates[result.assignments[0]]
+    assert template == "[SUFFIX]{code}[PREFIX]{code2}"
+    assert all(prompt_template_regex(template).match(r["prompt"]) for r in [*records, {"prompt": odd}])

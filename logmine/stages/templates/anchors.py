@@ -16,7 +16,7 @@ import re
 from collections import Counter, defaultdict
 
 from logmine.masking import WILDCARD
-from logmine.prompt_syntax import CHAT_TURN, MODEL_FORMAT
+from logmine.prompt_syntax import CHAT_TURN, MODEL_FORMAT, SENTINEL
 from logmine.stages.templates.state import MinerState, group_text, render
 from logmine.stages.templates.cluster import SLOT, Group, turns
 
@@ -28,6 +28,10 @@ RARE_SHARE = 0.05
 """...or fewer prompts than this share of a template whose pattern matches it (:func:`absorb_rare`)."""
 MIN_SIGNATURE_CHARS = 32
 """Templates merge by their anchors only when these hold this much text."""
+MIN_HOST_SENTINELS = 2
+"""A template whose static text is shorter still takes in rare prompts (:func:`absorb_rare`) when
+it holds this many model sentinels or tags (``<PRE> {code} <SUF>{code} <MID>``): a model's prompt
+format is specific however little text it has."""
 GAP = "\x00"
 
 
@@ -69,7 +73,7 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
 
 def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
     """A rare template joins a template of more prompts whose pattern matches its text: its
-    static text (``MIN_SIGNATURE_CHARS`` or more) all there, in order, and each of its variables
+    static text (``MIN_SIGNATURE_CHARS`` or more, or ``MIN_HOST_SENTINELS`` sentinels) all there, in order, and each of its variables
     standing for some text that holds no model sentinel. Rare: fewer than ``MIN_ANCHOR_PROMPTS``
     prompts, or fewer than ``RARE_SHARE`` of the matching template's (a stray of a template
     grows with the log, so an absolute count alone stops taking it in at volume), with the same
@@ -79,7 +83,7 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
     structure = [turns(state.tokens[g.members[0]]) for g in groups]
     frequent = [k for k, w in enumerate(weights) if w >= MIN_ANCHOR_PROMPTS]
     static = {k: len(_WS.sub("", _VARIABLE.sub("", texts[k]))) for k in frequent}
-    patterns = {k: _literal_pieces(texts[k]) for k in frequent if static[k] >= MIN_SIGNATURE_CHARS}
+    patterns = {k: _literal_pieces(texts[k]) for k in frequent if _specific(texts[k], static[k])}
     patterns = {k: p for k, p in patterns.items() if len(p) > 1}
     order = sorted(patterns, key=lambda k: (-static[k], -weights[k], texts[k]))
     into: dict[int, list[int]] = defaultdict(list)
@@ -107,8 +111,15 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
 
 
 def is_pattern(text: str) -> bool:
-    """Whether a template text has a variable and ``MIN_SIGNATURE_CHARS`` of static text."""
-    return _VARIABLE.search(text) is not None and len(_WS.sub("", _VARIABLE.sub("", text))) >= MIN_SIGNATURE_CHARS
+    """Whether a template text has a variable and ``MIN_SIGNATURE_CHARS`` of static text (or
+    ``MIN_HOST_SENTINELS`` sentinels)."""
+    return _VARIABLE.search(text) is not None and _specific(text, len(_WS.sub("", _VARIABLE.sub("", text))))
+
+
+def _specific(text: str, static: int) -> bool:
+    """Whether a template's static text (``static`` characters) is specific enough to take in other
+    prompts: ``MIN_SIGNATURE_CHARS`` of text, or ``MIN_HOST_SENTINELS`` model sentinels or tags."""
+    return static >= MIN_SIGNATURE_CHARS or len(SENTINEL.findall(_VARIABLE.sub(" ", SLOT.sub(" ", text)))) >= MIN_HOST_SENTINELS
 
 
 def host_pieces(text: str, weight: int) -> list[str] | None:
