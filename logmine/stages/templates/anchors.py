@@ -72,15 +72,22 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
 
 
 def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
-    """A rare template joins a template of more prompts whose pattern matches its text: its
-    static text (``MIN_SIGNATURE_CHARS`` or more, or ``MIN_HOST_SENTINELS`` sentinels) all there, in order, and each of its variables
-    standing for some text that holds no model sentinel. Rare: fewer than ``MIN_ANCHOR_PROMPTS``
+    """A rare template joins a template of more prompts whose pattern matches its text: its static
+    text (``MIN_SIGNATURE_CHARS`` or more, or ``MIN_HOST_SENTINELS`` sentinels) all there, in order,
+    and each of its variables standing for some text that holds no model sentinel (but one that
+    fewer than ``MIN_ANCHOR_PROMPTS`` prompts hold: a tag inside code, ``<output_dir>``, is no
+    model's format, which recurs in every prompt of its template). Rare: fewer than ``MIN_ANCHOR_PROMPTS``
     prompts, or fewer than ``RARE_SHARE`` of the matching template's (a stray of a template
     grows with the log, so an absolute count alone stops taking it in at volume), with the same
     chat turns. The most specific such template wins (the most static text)."""
     weights = [sum(state.weights[i] for i in g.members) for g in groups]
     texts = [group_text(g, state) for g in groups]
     structure = [turns(state.tokens[g.members[0]]) for g in groups]
+    seen: Counter[str] = Counter()
+    for k, text in enumerate(texts):
+        for sentinel in set(MODEL_FORMAT.findall(text)):
+            seen[sentinel] += weights[k]
+    stray = frozenset(t for t, n in seen.items() if n < MIN_ANCHOR_PROMPTS)
     frequent = [k for k, w in enumerate(weights) if w >= MIN_ANCHOR_PROMPTS]
     static = {k: len(_WS.sub("", _VARIABLE.sub("", texts[k]))) for k in frequent}
     patterns = {k: _literal_pieces(texts[k]) for k in frequent if _specific(texts[k], static[k])}
@@ -92,7 +99,7 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
         if k in into:
             continue  # a host stays
         flat = _flat(texts[k])
-        host = next((b for b in order if b != k and b not in absorbed and structure[b] == structure[k] and _matches(patterns[b], flat)), None)
+        host = next((b for b in order if b != k and b not in absorbed and structure[b] == structure[k] and _matches(patterns[b], flat, stray)), None)
         if host is not None and (weights[k] < MIN_ANCHOR_PROMPTS or weights[k] < RARE_SHARE * weights[host]):
             into[host].append(k)
             absorbed.add(k)
@@ -145,19 +152,24 @@ def _flat(text: str) -> str:
     return _WS.sub("", SLOT.sub(r"{\1}", text))
 
 
-def _matches(pieces: list[str], text: str) -> bool:
+def _matches(pieces: list[str], text: str, stray: frozenset[str] = frozenset()) -> bool:
     """Whether ``text`` (whitespace left out) is the pieces in order with some text between each
-    two that holds no model sentinel (leftmost placement of each piece)."""
+    two that holds no model sentinel but those of ``stray`` (leftmost placement of each piece)."""
     first, last = pieces[0], pieces[-1]
     if not text.startswith(first) or not text.endswith(last) or len(text) < len(first) + len(last):
         return False
     pos, end = len(first), len(text) - len(last)
     for piece in pieces[1:-1]:
         at = text.find(piece, pos + 1, end)
-        if at < 0 or MODEL_FORMAT.search(text, pos, at):
+        if at < 0 or _holds_format(text, pos, at, stray):
             return False
         pos = at + len(piece)
-    return pos < end and MODEL_FORMAT.search(text, pos, end) is None
+    return pos < end and not _holds_format(text, pos, end, stray)
+
+
+def _holds_format(text: str, start: int, end: int, stray: frozenset[str]) -> bool:
+    """Whether ``text[start:end]`` holds a model sentinel not in ``stray``."""
+    return any(m.group(0) not in stray for m in MODEL_FORMAT.finditer(text, start, end))
 
 
 def _anchor_lines(text: str) -> list[str]:
