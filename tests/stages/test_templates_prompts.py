@@ -256,3 +256,14 @@ def test_a_sentinel_named_for_a_prefix_or_suffix_opens_a_fim_region() -> None:
               "def total(xs):\n<|code_middle|><|assistant|>")
     text = SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore()))
     assert text == "<|user|>\n{code}\n<|code_suffix|>{code}<|code_prefix|>{code}<|code_middle|><|assistant|>"
+
+
+def test_prose_a_completion_prompt_ends_in_mid_line_is_code() -> None:
+    """A completion prompt ends at the cursor: prose after its last code line that stops short, with
+    no line break after it (``def tes``, ``# If available, use C``), is the end of the code; a closed
+    instruction, or one followed by a line break, stays text."""
+    code = "+++++ src/acme/m.py\n    return total\n\n"
+    for tail in ("def tes", "# If available, use C", "import time"):
+        assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())) == "{code}"
+    for tail in ("Explain the code above.", "Explain the code above\n"):
+        assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())).endswith(tail)
