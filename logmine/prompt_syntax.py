@@ -48,9 +48,11 @@ TAG_OR_SENTINEL = (
 )
 """The pattern text of every sentinel and tag, closing and self-closing forms included."""
 
-FIM_START = re.compile("|".join(map(re.escape, (*FIM_PREFIX_SENTINELS, *FIM_SUFFIX_SENTINELS, *FILE_SEPARATORS))))
+_FIM_NAMED = r"<\|[a-z_]*(?:prefix|suffix)\|>|<[a-z]+_(?:prefix|suffix)>"  # <|code_suffix|> <repo_prefix>
+FIM_START = re.compile("|".join(map(re.escape, (*FIM_PREFIX_SENTINELS, *FIM_SUFFIX_SENTINELS, *FILE_SEPARATORS))) + "|" + _FIM_NAMED)
 """Sentinels after which the text up to the next sentinel is code: a fill-in-the-middle region, or a
-file of a repository-level prompt."""
+file of a repository-level prompt. Besides the listed ones, any model sentinel named for a prefix
+or a suffix (``<|code_suffix|>``, ``<|code_prefix|>``): a model's FIM format found by its shape."""
 FIM_MARKER = re.compile(r"<\|?fim|<PRE>|<SUF>|<MID>|\[SUFFIX\]|\[PREFIX\]|<\|fim_|<fim_|FILL_HERE|<｜fim", re.I)
 """Loose FIM marks (any spelling of a fim sentinel, ``FILL_HERE``)."""
 
@@ -74,6 +76,12 @@ TURN_MARKER = re.compile(
     r"</?(?:s|system|user|assistant|human)>|<(?:start|end)_of_turn>", re.I)
 """A chat turn's tag anywhere in a line (``... [/INST]``, ``<|im_end|>``): a line holding one is structure."""
 
+CHAT_ROLES = ("system", "user", "assistant", "tool", "developer", "thinking")
+"""The roles of a chat's turns as logmine's ingest renders a chat: ``role: text`` blocks
+(:func:`logmine.formats._base.render_messages`)."""
+CHAT_TURN = re.compile(rf"(?m)^(?:{'|'.join(CHAT_ROLES)}): ")
+"""A turn's role label as ingest renders a chat, at the start of a line."""
+
 
 ROLE_TAG_LINE = re.compile(r"</?[a-z]{2,20}>[ \t]*")
 """A line that is one lower-case tag (``<system>``, ``</user>``): a chat turn's marker."""
@@ -84,6 +92,6 @@ FENCE_LINE = r"(?m:^[ \t]*(?:```|~~~)[^\n`]*$)"
 """The pattern text of a whole fence line (with its info string)."""
 
 __all__ = [
-    "END_SENTINELS", "FENCE", "FENCE_LINE", "FILE_SEPARATORS", "FIM_MARKER", "FIM_MIDDLE_SENTINELS", "FIM_PREFIX_SENTINELS",
+    "CHAT_ROLES", "CHAT_TURN", "END_SENTINELS", "FENCE", "FENCE_LINE", "FILE_SEPARATORS", "FIM_MARKER", "FIM_MIDDLE_SENTINELS", "FIM_PREFIX_SENTINELS",
     "FIM_START", "FIM_SUFFIX_SENTINELS", "HOLES", "MODEL_FORMAT", "ROLE_LABEL", "ROLE_TAG_LINE", "SENTINEL", "TAG_OR_SENTINEL", "TEMPLATE_BOUNDARY", "TURN_MARKER", "has_fim",
 ]

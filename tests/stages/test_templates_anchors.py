@@ -120,3 +120,30 @@ def test_after_a_compaction_prompts_join_the_merged_template() -> None:
     assert len(set(result.assignments)) == 1
     template = result.templates[result.assignments[0]]
     assert all(prompt_template_regex(template).match(r["prompt"]) for r in records), template
+
+
+def test_a_format_of_sentinels_alone_takes_in_a_rare_prompt() -> None:
+    """``[SUFFIX]{suffix}[PREFIX]{prefix}`` has less static text than ``MIN_SIGNATURE_CHARS``, but
+    its sentinels make it specific: the prompt whose suffix holds a closing tag and a sentence (read
+    as text, outside the code) joins it."""
+    records = [{"prompt": f"[SUFFIX]{code}\nprint({n})\n[PREFIX]def f{n}(x):\n    return "} for n, code in enumerate(CODE * 3)]
+    odd = "[SUFFIX]SOFTWARE\n</UL>\nHere are some common variable names of the server:[PREFIX]<LI>REMOTE_USER\n<LI>SERVER_"
+    result = mine_prompts([*records, {"prompt": odd}])
+    assert len(set(result.assignments)) == 1
+    template = result.templates[result.assignments[0]]
+    assert template == "[SUFFIX]{code}[PREFIX]{code2}"
+    assert all(prompt_template_regex(template).match(r["prompt"]) for r in [*records, {"prompt": odd}])
+
+
+def test_a_tag_inside_one_prompts_code_is_no_sentinel_of_its_format() -> None:
+    """A snake-case tag in a prompt's code (``metavar='<output_dir>'``) reads like a model sentinel
+    and cuts the code there; but no other prompt holds it, so it is no part of a prompt format, and
+    the prompt joins its template."""
+    records = [{"prompt": f"<PRE> {code}\n <SUF>\nprint({n}) <MID>"} for n, code in enumerate(CODE * 3)]
+    odd = "<PRE> parser.add_argument('-e', metavar=('<output_dir>'),\n        help='Extract')\n <SUF>\nargs = parse() <MID>"
+    result = mine_prompts([*records, {"prompt": odd}])
+    assert len(set(result.assignments)) == 1
+    assert all(prompt_template_regex(result.templates[a]).match(r["prompt"]) for a, r in zip(result.assignments, [*records, {"prompt": odd}]))
+    # a sentinel that every prompt of a format holds is its structure: a variable never spans it
+    assert not _matches(["<PRE>", "<SUF>", "<MID>"], "<PRE>x<fim_middle>y<SUF>z<MID>", frozenset({"<output_dir>"}))
+    assert _matches(["<PRE>", "<SUF>", "<MID>"], "<PRE>x<output_dir>y<SUF>z<MID>", frozenset({"<output_dir>"}))

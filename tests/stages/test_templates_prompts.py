@@ -246,3 +246,24 @@ def test_the_text_before_a_suffix_sentinel_with_no_prefix_sentinel_is_the_prefix
     # with a prefix sentinel the rule is the old one: an instruction before it stays text
     chat = "Complete the code.\n<|fim_prefix|>x = 1<|fim_suffix|>\ny = 2<|fim_middle|>"
     assert SLOT.sub(r"{\1}", skeleton(chat, {}, SlotStore())).startswith("Complete the code.\n<|fim_prefix|>{code}")
+
+
+def test_a_sentinel_named_for_a_prefix_or_suffix_opens_a_fim_region() -> None:
+    """A model's FIM format that is not in the sentinel lists (``<|code_suffix|>``, ``<|code_prefix|>``):
+    found by its name, so the regions after its sentinels are one code value whatever their first
+    lines read like (the end of a sentence of a docstring, a comment)."""
+    prompt = ("<|user|>\n###PATH:src/a.py\n<|code_suffix|>the rest of it\n    return total<|code_prefix|>Sum the values.\n"
+              "def total(xs):\n<|code_middle|><|assistant|>")
+    text = SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore()))
+    assert text == "<|user|>\n{code}\n<|code_suffix|>{code}<|code_prefix|>{code}<|code_middle|><|assistant|>"
+
+
+def test_prose_a_completion_prompt_ends_in_mid_line_is_code() -> None:
+    """A completion prompt ends at the cursor: prose after its last code line that stops short, with
+    no line break after it (``def tes``, ``# If available, use C``), is the end of the code; a closed
+    instruction, or one followed by a line break, stays text."""
+    code = "+++++ src/acme/m.py\n    return total\n\n"
+    for tail in ("def tes", "# If available, use C", "import time"):
+        assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())) == "{code}"
+    for tail in ("Explain the code above.", "Explain the code above\n"):
+        assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())).endswith(tail)

@@ -16,9 +16,9 @@ import re
 from collections import Counter, defaultdict
 
 from logmine.masking import WILDCARD
-from logmine.prompt_syntax import MODEL_FORMAT
+from logmine.prompt_syntax import CHAT_TURN, MODEL_FORMAT, SENTINEL
 from logmine.stages.templates.state import MinerState, group_text, render
-from logmine.stages.templates.cluster import SLOT, Group
+from logmine.stages.templates.cluster import SLOT, Group, turns
 
 MIN_ANCHOR_PROMPTS = 5
 """A line is static (an anchor) when at least this many prompts hold it verbatim..."""
@@ -28,6 +28,10 @@ RARE_SHARE = 0.05
 """...or fewer prompts than this share of a template whose pattern matches it (:func:`absorb_rare`)."""
 MIN_SIGNATURE_CHARS = 32
 """Templates merge by their anchors only when these hold this much text."""
+MIN_HOST_SENTINELS = 2
+"""A template whose static text is shorter still takes in rare prompts (:func:`absorb_rare`) when
+it holds this many model sentinels or tags (``<PRE> {code} <SUF>{code} <MID>``): a model's prompt
+format is specific however little text it has."""
 GAP = "\x00"
 
 
@@ -38,7 +42,8 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
 
     A static line (an anchor) is one that at least ``MIN_ANCHOR_PROMPTS`` prompts hold
     verbatim (masked); fence lines never are (a code block may be optional). Two templates
-    merge when the anchors most of their prompts have are the same."""
+    merge when the anchors most of their prompts have are the same, and so are their chat turns
+    (:func:`logmine.stages.templates.cluster.turns`: a chat with one more file is another template)."""
     units = sorted({i for g in groups for i in g.members})
     lines = {u: _anchor_lines(render(state.tokens[u], state.seps[u])) for u in units}
     df: Counter[str] = Counter()
@@ -51,8 +56,8 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
         for u in g.members:
             votes[_signature(lines[u], df)] += state.weights[u]
         signature = min(votes, key=lambda sig: (-votes[sig], sig))
-        strong = GAP in signature and sum(len(a) for a in signature if a != GAP) >= MIN_SIGNATURE_CHARS
-        families[signature if strong else k].append(k)
+        strong = GAP in signature and sum(len(a) for a in signature if a != GAP and a[:1] != TURN) >= MIN_SIGNATURE_CHARS
+        families[(turns(state.tokens[g.members[0]]), signature) if strong else k].append(k)
     out = []
     for ks in families.values():
         if len(ks) == 1:
@@ -67,17 +72,25 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
 
 
 def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
-    """A rare template joins a template of more prompts whose pattern matches its text: its
-    static text (``MIN_SIGNATURE_CHARS`` or more) all there, in order, and each of its variables
-    standing for some text that holds no model sentinel. Rare: fewer than ``MIN_ANCHOR_PROMPTS``
+    """A rare template joins a template of more prompts whose pattern matches its text: its static
+    text (``MIN_SIGNATURE_CHARS`` or more, or ``MIN_HOST_SENTINELS`` sentinels) all there, in order,
+    and each of its variables standing for some text that holds no model sentinel (but one that
+    fewer than ``MIN_ANCHOR_PROMPTS`` prompts hold: a tag inside code, ``<output_dir>``, is no
+    model's format, which recurs in every prompt of its template). Rare: fewer than ``MIN_ANCHOR_PROMPTS``
     prompts, or fewer than ``RARE_SHARE`` of the matching template's (a stray of a template
-    grows with the log, so an absolute count alone stops taking it in at volume). The most
-    specific such template wins (the most static text)."""
+    grows with the log, so an absolute count alone stops taking it in at volume), with the same
+    chat turns. The most specific such template wins (the most static text)."""
     weights = [sum(state.weights[i] for i in g.members) for g in groups]
     texts = [group_text(g, state) for g in groups]
+    structure = [turns(state.tokens[g.members[0]]) for g in groups]
+    seen: Counter[str] = Counter()
+    for k, text in enumerate(texts):
+        for sentinel in set(MODEL_FORMAT.findall(text)):
+            seen[sentinel] += weights[k]
+    stray = frozenset(t for t, n in seen.items() if n < MIN_ANCHOR_PROMPTS)
     frequent = [k for k, w in enumerate(weights) if w >= MIN_ANCHOR_PROMPTS]
     static = {k: len(_WS.sub("", _VARIABLE.sub("", texts[k]))) for k in frequent}
-    patterns = {k: _literal_pieces(texts[k]) for k in frequent if static[k] >= MIN_SIGNATURE_CHARS}
+    patterns = {k: _literal_pieces(texts[k]) for k in frequent if _specific(texts[k], static[k])}
     patterns = {k: p for k, p in patterns.items() if len(p) > 1}
     order = sorted(patterns, key=lambda k: (-static[k], -weights[k], texts[k]))
     into: dict[int, list[int]] = defaultdict(list)
@@ -86,7 +99,7 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
         if k in into:
             continue  # a host stays
         flat = _flat(texts[k])
-        host = next((b for b in order if b != k and b not in absorbed and _matches(patterns[b], flat)), None)
+        host = next((b for b in order if b != k and b not in absorbed and structure[b] == structure[k] and _matches(patterns[b], flat, stray)), None)
         if host is not None and (weights[k] < MIN_ANCHOR_PROMPTS or weights[k] < RARE_SHARE * weights[host]):
             into[host].append(k)
             absorbed.add(k)
@@ -105,8 +118,15 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
 
 
 def is_pattern(text: str) -> bool:
-    """Whether a template text has a variable and ``MIN_SIGNATURE_CHARS`` of static text."""
-    return _VARIABLE.search(text) is not None and len(_WS.sub("", _VARIABLE.sub("", text))) >= MIN_SIGNATURE_CHARS
+    """Whether a template text has a variable and ``MIN_SIGNATURE_CHARS`` of static text (or
+    ``MIN_HOST_SENTINELS`` sentinels)."""
+    return _VARIABLE.search(text) is not None and _specific(text, len(_WS.sub("", _VARIABLE.sub("", text))))
+
+
+def _specific(text: str, static: int) -> bool:
+    """Whether a template's static text (``static`` characters) is specific enough to take in other
+    prompts: ``MIN_SIGNATURE_CHARS`` of text, or ``MIN_HOST_SENTINELS`` model sentinels or tags."""
+    return static >= MIN_SIGNATURE_CHARS or len(SENTINEL.findall(_VARIABLE.sub(" ", SLOT.sub(" ", text)))) >= MIN_HOST_SENTINELS
 
 
 def host_pieces(text: str, weight: int) -> list[str] | None:
@@ -132,19 +152,24 @@ def _flat(text: str) -> str:
     return _WS.sub("", SLOT.sub(r"{\1}", text))
 
 
-def _matches(pieces: list[str], text: str) -> bool:
+def _matches(pieces: list[str], text: str, stray: frozenset[str] = frozenset()) -> bool:
     """Whether ``text`` (whitespace left out) is the pieces in order with some text between each
-    two that holds no model sentinel (leftmost placement of each piece)."""
+    two that holds no model sentinel but those of ``stray`` (leftmost placement of each piece)."""
     first, last = pieces[0], pieces[-1]
     if not text.startswith(first) or not text.endswith(last) or len(text) < len(first) + len(last):
         return False
     pos, end = len(first), len(text) - len(last)
     for piece in pieces[1:-1]:
         at = text.find(piece, pos + 1, end)
-        if at < 0 or MODEL_FORMAT.search(text, pos, at):
+        if at < 0 or _holds_format(text, pos, at, stray):
             return False
         pos = at + len(piece)
-    return pos < end and MODEL_FORMAT.search(text, pos, end) is None
+    return pos < end and not _holds_format(text, pos, end, stray)
+
+
+def _holds_format(text: str, start: int, end: int, stray: frozenset[str]) -> bool:
+    """Whether ``text[start:end]`` holds a model sentinel not in ``stray``."""
+    return any(m.group(0) not in stray for m in MODEL_FORMAT.finditer(text, start, end))
 
 
 def _anchor_lines(text: str) -> list[str]:
@@ -152,14 +177,21 @@ def _anchor_lines(text: str) -> list[str]:
     for static text. A line that holds a model sentinel and more is cut at its sentinels, each
     piece a candidate of its own (marked ``INLINE``): the sentinels of a prompt format are its
     static text wherever its values start and end (``<|file_sep|>{code}<|system_sep|>`` with
-    the prefix on the same line or the next)."""
+    the prefix on the same line or the next). A chat turn's label (``user: ``) is an anchor of its
+    own (marked ``TURN``) whatever its count, and the rest of its line a candidate found after it:
+    a chat's turns are its structure."""
     out: list[str] = []
     for line in SLOT.sub(r"{\1}", text).split("\n"):
+        label = CHAT_TURN.match(line)
+        lead = ""
+        if label is not None:
+            out.append(TURN + label.group(0))
+            line, lead = line[label.end() :], INLINE
         if not line.strip():
             continue
         line = line.rstrip()
         if "<" not in line and "[" not in line or MODEL_FORMAT.fullmatch(line.strip()) or not MODEL_FORMAT.search(line):
-            out.append(line)
+            out.append(lead + line)
             continue
         pos = 0
         for m in MODEL_FORMAT.finditer(line):
@@ -174,6 +206,8 @@ def _anchor_lines(text: str) -> list[str]:
 
 INLINE = "\x01"
 """Marks a sentinel that is an anchor inside its line (found anywhere, not as a whole line)."""
+TURN = "\x02"
+"""Marks a chat turn's label, an anchor at the start of a line whatever its count."""
 
 
 def _common_signature(texts: list[str], df: Counter[str]) -> tuple[str, ...]:
@@ -206,7 +240,10 @@ def _lcs(a: list[str], b: list[str]) -> list[str]:
 
 
 def _is_anchor(line: str, df: Counter[str]) -> bool:
-    return df[line] >= MIN_ANCHOR_PROMPTS and len(_MASKS.sub("", line).strip()) >= MIN_ANCHOR_CHARS and not line.lstrip().startswith(("```", "~~~"))
+    if line[:1] == TURN:
+        return True
+    bare = line[1:] if line[:1] == INLINE else line
+    return df[line] >= MIN_ANCHOR_PROMPTS and len(_MASKS.sub("", bare).strip()) >= MIN_ANCHOR_CHARS and not bare.lstrip().startswith(("```", "~~~"))
 
 
 _MASKS = re.compile(r"<\*>|\{[a-z_]+\d*(?::[a-z]{6,})?\}")
@@ -262,6 +299,13 @@ def _split_at(text: str, anchors: list[str]) -> list[str]:
     """``[region, anchor, region, anchor, ..., region]`` with each anchor a whole line of ``text``."""
     out, pos = [], 0
     for anchor in anchors:
+        if anchor.startswith(TURN):
+            m = re.compile(r"(?m)^" + re.escape(anchor[1:])).search(text, pos)
+            if m is None:
+                raise ValueError(f"turn {anchor[1:]!r} not found")
+            out += [text[pos : m.start()], m.group(0)]
+            pos = m.end()
+            continue
         if anchor.startswith(INLINE):
             at = text.find(anchor[1:], pos)
             if at < 0:

@@ -394,6 +394,27 @@ def _smooth(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
                     if kinds[i] == "text":
                         kinds[i] = "code"
     _context_ends(pieces, kinds)
+    _cursor_end(pieces, kinds)
+
+
+_CLOSED = re.compile(r"[.:;?!)\]\"'`>*]\s*$")
+"""A line that ends a sentence, a label or markup (an instruction's last line)."""
+
+
+def _cursor_end(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
+    """Prose after the text's last code line up to its very end (no line break after it), with
+    nothing fixed between, whose last line stops short (no sentence-ending or closing mark:
+    ``def tes``, ``# If available, use C``) is the code's end: a completion prompt ends at the
+    cursor, mid-line. (A text ending in a line break or a closed line keeps its prose.)"""
+    last = len(kinds) - 1
+    if last < 0 or kinds[last] != "text" or _CLOSED.search(pieces[last][0]):
+        return
+    i = last
+    while i >= 0 and kinds[i] in ("text", "space"):
+        i -= 1
+    if i >= 0 and kinds[i] == "code" and "".join(p for p, _, _ in pieces[i + 1 : last]).count("\n") <= _MAX_PROSE_LINES:
+        for j in range(i + 1, last + 1):
+            kinds[j] = "code"
 
 
 def _context_ends(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from logmine.masking import WILDCARD
-from logmine.prompt_syntax import MODEL_FORMAT, TEMPLATE_BOUNDARY
+from logmine.prompt_syntax import CHAT_ROLES, MODEL_FORMAT, TEMPLATE_BOUNDARY
 
 _KEYED = re.compile(r"^([^=:\s]+[=:])(?=.)")
 
@@ -51,6 +51,9 @@ class ClusterParams:
     unique_region_ratio: float = 0.3
     """A region longer than its frame's constant words is still a variable when at least this
     share of its lines hold a value of their own (free text, such as a chat message)."""
+    chat_turns: bool = False
+    """Read a chat's turn labels (the ``user:`` tokens ingest writes before each turn) as structure:
+    units with different turns are never one template, and no merge joins them (prompts)."""
 
 
 @dataclass
@@ -82,6 +85,10 @@ class Group:
         return self.pattern, (*seps[: head + 1], *seps[n - tail : n], seps[n])
 
 
+StructureFn = Callable[[Group], tuple[str, ...]]
+"""The structure of a template that no merge crosses (its chat turns; nothing for log lines)."""
+
+
 SLOT = re.compile(r"\{([a-z_]+):([a-z]{6,})\}")
 """A slot token ``{name:id}``: a value of a named kind (``{code:qhdkwmzt}``) with a content id.
 It is a value like a mask; where its values differ it becomes the named slot ``{name}``, and
@@ -99,6 +106,21 @@ def _sentinels(tokens: tuple[str, ...]) -> tuple[str, ...]:
     """The model-format tokens of a unit, in order: units of different prompt formats are never
     one template, so they are bucketed apart (a variable never stands for a sentinel)."""
     return tuple(m for t in tokens if "<" in t or "[" in t for m in MODEL_FORMAT.findall(t))
+
+
+_TURN_LABELS = frozenset(f"{role}:" for role in CHAT_ROLES)
+
+
+def turns(tokens: Sequence[str]) -> tuple[str, ...]:
+    """The turn labels of a unit, in order (``("system:", "user:", "user:")``): a chat's turns are
+    its template's structure, as a model's sentinels are (a variable never spans a turn boundary)."""
+    return tuple(t for t in tokens if t in _TURN_LABELS)
+
+
+def _turn_positions(tokens: Sequence[str]) -> tuple[tuple[int, str], ...]:
+    """A unit's turn labels and where they are: units of one length are compared position by
+    position, which means nothing across turn boundaries they hold at different positions."""
+    return tuple((i, t) for i, t in enumerate(tokens) if t in _TURN_LABELS)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -245,17 +267,21 @@ def _determines(key: Sequence[str], other: Sequence[str]) -> bool:
     return True
 
 
-def _merge_gaps(groups: list[Group], weights: Sequence[int], params: ClusterParams, wildcards: frozenset[str]) -> list[Group]:
+def _merge_gaps(
+    groups: list[Group], weights: Sequence[int], params: ClusterParams, wildcards: frozenset[str], structure: StructureFn = lambda g: (),
+) -> list[Group]:
     """Merge templates that share a frame (the same words before and after) and differ only in
     the one region between, when that region takes many values of any length ("Opened project
     <*> in <*> ms" whatever the number of words in the project's name).
 
     A frame needs ``min_context_tokens`` constant words, and it holds only the templates whose
     region is no longer than that, so a shared header never swallows the messages after it;
-    or, for a region of mostly one-off values (free text), one constant word.
+    or, for a region of mostly one-off values (free text), one constant word. Only templates of
+    the same ``structure`` (their chat turns) merge.
     """
     # a slot token seen in one unit only is no evidence of static text: read it as its named slot
-    pats = [collapse_wildcards(tuple(_slot_names(t) for t in g.pattern) if len(g.members) == 1 else g.pattern) for g in groups]
+    held = _slot_units(groups)
+    pats = [collapse_wildcards(tuple(_lone_slot_names(t, held) for t in g.pattern)) for g in groups]
     lines = [sum(weights[i] for i in g.members) for g in groups]
     by_first: dict[str, list[int]] = defaultdict(list)
     by_last: dict[str, list[int]] = defaultdict(list)
@@ -276,17 +302,21 @@ def _merge_gaps(groups: list[Group], weights: Sequence[int], params: ClusterPara
     for head, tail in sorted(frames, key=lambda f: (-len(f[0]) - len(f[1]), f)):
         pool = by_first[head[0]] if head else by_last[tail[-1]]
         context = _context((head, tail), wildcards)
-        framed = [k for k in pool if _in_frame(pats[k], head, tail)]
+        classes: dict[tuple[str, ...], list[int]] = defaultdict(list)
+        for k in pool:
+            if _in_frame(pats[k], head, tail):
+                classes[structure(groups[k])].append(k)
         # an open frame (no head, or no tail) only frames one word: the first or last word of a line
         limit = context if head and tail else 1
-        short = [k for k in framed if len(pats[k]) - len(head) - len(tail) <= limit]
-        if context >= params.min_context_tokens and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
-            _join(parent, short)
-        elif (
-            head and tail and _context_chars((head, tail), wildcards) >= params.min_context_chars
-            and _variable_region(framed, pats, lines, head, tail, params, wildcards, unique=True)
-        ):
-            _join(parent, framed)
+        for framed in classes.values():
+            short = [k for k in framed if len(pats[k]) - len(head) - len(tail) <= limit]
+            if context >= params.min_context_tokens and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
+                _join(parent, short)
+            elif (
+                head and tail and _context_chars((head, tail), wildcards) >= params.min_context_chars
+                and _variable_region(framed, pats, lines, head, tail, params, wildcards, unique=True)
+            ):
+                _join(parent, framed)
     merged: dict[int, list[int]] = defaultdict(list)
     for k in range(len(groups)):
         merged[find_root(parent, k)].append(k)
@@ -348,6 +378,25 @@ def _join(parent: list[int], members: list[int]) -> None:
 
 _MAX_FRAME_BUCKET = 200
 """Templates compared pairwise per shared first or last word (bounds the work)."""
+
+
+def _slot_units(groups: Sequence[Group]) -> Counter[str]:
+    """The number of units whose pattern holds each slot token (over all ``groups``)."""
+    held: Counter[str] = Counter()
+    for g in groups:
+        for token in {t for t in g.pattern if "{" in t}:
+            for m in SLOT.finditer(token):
+                held[m.group(0)] += len(g.members)
+    return held
+
+
+def _lone_slot_names(token: str, held: Counter[str]) -> str:
+    """``token`` with the slot tokens that only one unit holds read as their named slots: a code
+    block seen once is a value, while one that several units hold (in one template or in several,
+    such as a fixed system prompt read as code) may be static text, and is compared as it is."""
+    if "{" not in token:
+        return token
+    return SLOT.sub(lambda m: m.group(0) if held[m.group(0)] > 1 else f"{{{m.group(1)}}}", token)
 
 
 def _slot_names(token: str) -> str:
@@ -434,13 +483,14 @@ def collapse_wildcards(pattern: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _merge_lengths(groups: list[Group]) -> list[Group]:
-    """Merge templates whose patterns are equal with variable-length wildcards."""
-    by_key: dict[tuple[str, ...], list[Group]] = defaultdict(list)
+def _merge_lengths(groups: list[Group], structure: StructureFn = lambda g: ()) -> list[Group]:
+    """Merge templates whose patterns are equal with variable-length wildcards (and whose
+    ``structure``, their chat turns, is the same)."""
+    by_key: dict[tuple[tuple[str, ...], tuple[str, ...]], list[Group]] = defaultdict(list)
     for g in groups:
-        by_key[collapse_wildcards(g.pattern)].append(g)
+        by_key[(collapse_wildcards(g.pattern), structure(g))].append(g)
     out = []
-    for key, same in by_key.items():
+    for (key, _), same in by_key.items():
         by_len: dict[int, list[Group]] = defaultdict(list)
         for g in same:
             by_len[len(g.pattern)].append(g)
@@ -470,12 +520,13 @@ def cluster(
     buckets: dict[tuple[int, str], list[int]] = defaultdict(list)
     for i in range(len(units)) if members is None else members:
         toks = units[i]
-        buckets[(len(toks), _slot_names(toks[0]) if toks else "", _sentinels(toks))].append(i)
+        buckets[(len(toks), _slot_names(toks[0]) if toks else "", _sentinels(toks), _turn_positions(toks) if params.chat_turns else ())].append(i)
     groups: list[Group] = []
     for key in sorted(buckets):
         idx = sorted(buckets[key], key=lambda i: units[i])
         groups.extend(_split_bucket(idx, units, weights, params, wildcards))
-    groups = _merge_gaps(_merge_lengths(groups), weights, params, wildcards)
+    structure: StructureFn = (lambda g: turns(units[g.members[0]])) if params.chat_turns else (lambda g: ())
+    groups = _merge_gaps(_merge_lengths(groups, structure), weights, params, wildcards, structure)
     for g in groups:
         g.members.sort()
     return sorted(groups, key=lambda g: (g.pattern, g.members[0] if g.members else -1))

@@ -46,7 +46,8 @@ class MineConfig:
     typed_masks: bool = False
     """Write masked values as ``<NAME>`` (the rule's ``mask_with``) instead of ``<*>``."""
     collapse_spaces: bool = True
-    """Read every whitespace run as one space (log lines); False keeps it (prompts)."""
+    """Read every whitespace run as one space (log lines); False keeps it (prompts), and reads a
+    chat's turn labels as structure (see :attr:`logmine.stages.templates.cluster.ClusterParams.chat_turns`)."""
     max_constant_values: int = 4
     """A token position taking more distinct words than this is a variable."""
     variable_ratio: float = 0.5
@@ -66,7 +67,8 @@ class MineConfig:
 
     @property
     def cluster_params(self) -> ClusterParams:
-        return ClusterParams(self.max_constant_values, self.variable_ratio, self.min_context_tokens)
+        # prompts (whitespace kept) read a chat's turn labels as structure
+        return ClusterParams(self.max_constant_values, self.variable_ratio, self.min_context_tokens, chat_turns=not self.collapse_spaces)
 
 
 @dataclass

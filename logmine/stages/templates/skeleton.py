@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from logmine.code import resolve_language
-from logmine.prompt_syntax import SENTINEL
+from logmine.prompt_syntax import CHAT_TURN, SENTINEL
 from logmine.stages.templates.bodies import SlotStore
 
 RECORD_SLOTS = ("prefix", "suffix", "selection", "file_path", "language")
@@ -54,17 +54,13 @@ def skeleton(prompt: str, values: Mapping[str, str] | None = None, slots: SlotSt
     language = None
     if slots is not None:
         language = resolve_language(values.get("language"), values.get("file_path"))
-    if _TURN.match(text):
+    if CHAT_TURN.match(text):
         # a chat as ingest renders it (``role: text`` turns): each turn's text is read on its own,
         # so a fence or a code line that opens a turn starts a line of its own
-        cuts = [m.end() for m in _TURN.finditer(text)]
-        heads = [0, *(m.start() for m in _TURN.finditer(text))][1:]
+        cuts = [m.end() for m in CHAT_TURN.finditer(text)]
+        heads = [0, *(m.start() for m in CHAT_TURN.finditer(text))][1:]
         return "".join(text[h:c] + _turn_skeleton(text[c : nxt], slots, language) for h, c, nxt in zip(heads, cuts, [*heads[1:], len(text)]))
     return _turn_skeleton(text, slots, language)
-
-
-_TURN = re.compile(r"(?m)^(?:system|user|assistant|tool|developer|thinking): ")
-"""A turn's role label as ingest renders a chat (``role: text`` blocks, :func:`logmine.formats._base.render_messages`)."""
 
 
 def _turn_skeleton(text: str, slots: SlotStore | None, language: str | None) -> str:

@@ -1,0 +1,103 @@
+"""Chat logs mined for their templates: a chat as ingest renders it (``role: text`` turns) with no
+record values, so every variable is found in the text."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from logmine.stages.templates.anchors import TURN, _anchor_lines, _signature
+from logmine.stages.templates.cluster import ClusterParams, cluster, turns
+from logmine.stages.templates.prompts import mine_prompts, prompt_template_regex
+
+CODE = [
+    "def area(r):\n    return 3.14 * r * r",
+    "class Stack:\n    def push(self, x):\n        self.items.append(x)",
+    "for i in range(10):\n    total += i",
+    "import os\nprint(os.getcwd())",
+    "while queue:\n    node = queue.pop()\n    visit(node)",
+    "x = {k: v for k, v in pairs}\nreturn x",
+    "try:\n    run()\nexcept ValueError:\n    pass",
+]
+VERBS = ["Fix", "Rename", "Explain", "Document"]
+THINGS = ["the parser", "this function", "the error handling", "these imports", "the loop"]
+TAILS = ["", " and keep the behaviour the same", " because the reviewer asked for it", " with type hints",
+         " to avoid the race when two threads call it at once"]
+SYSTEM = ("system: You are an expert programmer. Answer with code only, in one fenced block, and keep the comments "
+          "of the code you were given.")
+ASK = "Rewrite the code above to satisfy this request: \"{request}\". Leave existing comments in place."
+
+
+def requests(rng: random.Random) -> str:
+    return f"{rng.choice(VERBS)} {rng.choice(THINGS)}{rng.choice(TAILS)}"
+
+
+def chat(rng: random.Random, files: int, system: str = SYSTEM) -> str:
+    """A chat of a system turn, ``files`` attached files (a fence with the file's path) and the user's request."""
+    turns_ = [system]
+    for _ in range(files):
+        code = f"{rng.choice(CODE)}\nlimit = {rng.randrange(10**6)}"  # every attached file's code its own
+        turns_.append(f"user: ```src/acme/m{rng.randrange(100)}.py\n{code}\n```")
+    turns_.append("user: " + ASK.format(request=requests(rng)))
+    return "\n".join(turns_)
+
+
+def test_turn_labels_are_read_in_order() -> None:
+    assert turns(("system:", "You", "are", "user:", "```x", "user:", "Fix", "the", "user:x")) == ("system:", "user:", "user:")
+
+
+def test_units_of_one_length_with_turns_at_other_positions_are_never_one_template() -> None:
+    """A chat with one attached file and a 6-word request has as many tokens as one with two files
+    and a 2-word request: compared position by position they would be one template of wildcards."""
+    rng = random.Random(1)
+
+    def unit(files: int, words: int) -> tuple[str, ...]:
+        out = ["system:", "Be", "brief", "and", "kind."]
+        for _ in range(files):
+            out += ["user:", f"```src/m{rng.randrange(99)}.py", "{code:" + "".join(rng.choice("abcdefgh") for _ in range(8)) + "}", "```"]
+        return (*out, "user:", "Please", *(rng.choice(["fix", "the", "parser", "loop", "now", "tests"]) for _ in range(words)))
+
+    units = [unit(1, 6) for _ in range(8)] + [unit(2, 2) for _ in range(8)]
+    assert len({len(u) for u in units}) == 1
+    mixed = cluster(units, [1] * len(units), ClusterParams(chat_turns=False))
+    assert any(len({turns(units[i]) for i in g.members}) > 1 for g in mixed)  # log lines: no turns, position by position
+    for g in cluster(units, [1] * len(units), ClusterParams(chat_turns=True)):
+        assert len({turns(units[i]) for i in g.members}) == 1
+
+
+def test_turn_labels_are_anchors_whatever_their_count() -> None:
+    text = "system: Be brief.\nuser: ```src/a.py\n{code}\n```\nuser: Fix it"
+    lines = _anchor_lines(text)
+    assert [a for a in lines if a.startswith(TURN)] == [TURN + "system: ", TURN + "user: ", TURN + "user: "]
+    signature = _signature(lines, Counter())  # no line is frequent: the turns alone are anchors
+    assert [a for a in signature if a.startswith(TURN)] == [TURN + "system: ", TURN + "user: ", TURN + "user: "]
+
+
+def test_a_chat_with_one_more_attached_file_is_another_template() -> None:
+    """Two chat shapes that differ only in their number of attached files: the turn labels are
+    structure, so no variable spans one, and requests of any length stay one variable."""
+    rng = random.Random(3)
+    records = [{"prompt": chat(rng, files)} for files in (1, 2) * 15]
+    result = mine_prompts(records)
+    by_files: dict[int, set[str]] = {1: set(), 2: set()}
+    for files, tid in zip((1, 2) * 15, result.assignments):
+        by_files[files].add(tid)
+    assert len(by_files[1]) == 1 and len(by_files[2]) == 1 and by_files[1] != by_files[2]
+    for tid in result.templates:
+        template = result.templates[tid]
+        assert template.startswith(SYSTEM + "\nuser: ```")
+        assert template.count("\nuser: ") in (2, 3)
+    assert all(prompt_template_regex(result.templates[t]).match(r["prompt"]) for t, r in zip(result.assignments, records))
+
+
+def test_a_fixed_system_prompt_read_as_code_stays_static_text() -> None:
+    """An indented system prompt reads as code (one slot token, the same in every chat): chats whose
+    requests differ in length are still one template, and the system prompt is its static text."""
+    system = "system: \n    Review the code below for readability and speed.\n    Be brief, and be kind."
+    rng = random.Random(5)
+    records = [{"prompt": chat(rng, 1, system)} for _ in range(20)]
+    result = mine_prompts(records)
+    assert len(set(result.assignments)) == 1
+    template = result.templates[result.assignments[0]]
+    assert template.startswith(system + "\nuser: ```")
+    assert all(prompt_template_regex(template).match(r["prompt"]) for r in records)
