@@ -13,9 +13,9 @@ import sys
 import typer
 
 from logmine.errors import LogmineError
-from logmine.pools import limit_for_ingest
+from logmine.early import for_ingest
 
-limit_for_ingest(sys.argv[1:])  # before the commands' modules import Polars
+for_ingest(sys.argv[1:])  # before the commands' modules import Polars
 
 app = typer.Typer(
     name="logmine",

@@ -15,6 +15,7 @@ from test_ingest import BAD_LINES
 from test_ingest_fast import _collect, _line
 
 import logmine
+from logmine import early
 from logmine.formats import native
 from logmine.formats.native import fast as _native_fast
 from logmine.stages.ingest import schedule as _ingest_schedule
@@ -69,7 +70,7 @@ def test_ingest_of_small_files_together_equals_one_at_a_time(tmp_path: Path, mon
     logs = big_native_dir(tmp_path / "logs", files=6, lines=300)
     sent: list[int] = []
     if worker:  # groups of about two files, every other one read by the run's worker process
-        monkeypatch.setattr(_ingest_schedule, "PRESTART_BYTES", 0)
+        monkeypatch.setattr(early, "PRESTART_BYTES", 0)
         monkeypatch.setattr(_ingest_schedule, "cores", lambda: 2)
         monkeypatch.setattr(native, "GROUP_BYTES", 2 * (logs / "day0.jsonl").stat().st_size + 1)
         submit = _ingest_worker.Worker.submit
@@ -86,7 +87,7 @@ def test_ingest_of_small_files_together_equals_one_at_a_time(tmp_path: Path, mon
     (logs / "notes.txt").write_bytes(b"not a log\n")  # no reader: a file-level reject amid the group
     monkeypatch.setenv("LOGMINE_USER_KEY", "k-group")
     together = logmine.ingest(logs, tmp_path / "together")
-    monkeypatch.setattr(_ingest_schedule, "PRESTART_BYTES", 1 << 40)  # no worker for the per-line runs
+    monkeypatch.setattr(early, "PRESTART_BYTES", 1 << 40)  # no worker for the per-line runs
     monkeypatch.setenv("LOGMINE_NATIVE_FAST", "0")  # the per-line reader, one file at a time
     alone = logmine.ingest(logs, tmp_path / "alone")
     same = {"seconds": 0, "workspace": ""}

@@ -14,6 +14,7 @@ from polars.testing import assert_frame_equal
 from test_ingest import BAD_LINES
 
 import logmine
+from logmine import early
 from logmine.stages.ingest import reading as _ingest_reading
 from logmine.stages.ingest import schedule as _ingest_schedule
 from logmine.stages.ingest import split as _ingest_split
@@ -138,3 +139,25 @@ def test_a_big_file_is_split_on_two_cores_busy_or_not(tmp_path: Path, monkeypatc
     monkeypatch.setattr(_ingest_reading, "use_threads", lambda: not busy)
     logmine.ingest(logs, tmp_path / "ws")
     assert len(Workspace.open(tmp_path / "ws").partitions("events")) == expected
+
+
+def test_ingest_starts_its_worker_before_the_cli_imports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``logmine ingest`` on enough bytes starts the worker from its command line; the run's Worker adopts it."""
+    logs = _one_file(tmp_path)
+    for name in early.INGEST_POOLS:
+        monkeypatch.delenv(name, raising=False)  # restored after: for_ingest sets them in this process
+    monkeypatch.setattr(early, "cores", lambda: 2)
+    early.for_ingest(["templates", str(logs)])
+    early.for_ingest(["ingest", str(logs), "-o", str(tmp_path / "ws")])  # under PRESTART_BYTES
+    assert early.take_worker() is None
+    monkeypatch.setattr(early, "PRESTART_BYTES", 1)
+    early.for_ingest(["ingest", str(logs), "-o", str(tmp_path / "ws")])
+    worker = _ingest_worker.Worker()
+    try:
+        assert early.take_worker() is None  # taken by the Worker
+        files = {t: str(tmp_path / f"{t}.parquet") for t in ingest.WRITTEN_TABLES}
+        path = logs / "day0.jsonl"
+        report, written = worker.submit(functools.partial(_ingest_split.write_part, _ingest_split.Part(str(path), 0, None, "k", b"u", files))).result()
+        assert report.lines_read == len(path.read_bytes().splitlines()) and "events" in written
+    finally:
+        worker.close()

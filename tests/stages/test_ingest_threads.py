@@ -13,7 +13,7 @@ from test_ingest import BAD_LINES
 
 import logmine
 from logmine.formats.native import fast as _native_fast
-from logmine.pools import INGEST_POOLS
+from logmine.early import INGEST_POOLS
 from logmine.stages.ingest import threads as _ingest_threads
 from logmine.stages.ingest.core import IngestConfig
 

@@ -26,7 +26,6 @@
   in a table.
 """
 
-
 from __future__ import annotations
 
 import contextlib

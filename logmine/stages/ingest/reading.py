@@ -2,8 +2,6 @@
 task of the ingest stage does, here, in the run's worker process or on an engine's workers (see
 :mod:`logmine.stages.ingest.core`)."""
 
-
-
 from __future__ import annotations
 
 import contextlib

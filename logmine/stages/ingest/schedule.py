@@ -2,8 +2,6 @@
 run's worker process, small native ones in groups; results in task order (see
 :mod:`logmine.stages.ingest.core`)."""
 
-
-
 from __future__ import annotations
 
 import collections
@@ -13,6 +11,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from logmine import early
 from logmine.formats import native
 from logmine.stages.ingest import worker as workers
 from logmine.stages.ingest.reading import (
@@ -74,8 +73,6 @@ def _read_here(tasks: list[FileTask], meter: Meter) -> Iterator[FileResult]:
         yield from done.rest()
 
 
-PRESTART_BYTES = 16 << 20
-"""A run reading at least this many bytes of plain native files here starts the worker before its first file."""
 
 
 def _worth_a_worker(tasks: list[FileTask]) -> bool:
@@ -86,7 +83,7 @@ def _worth_a_worker(tasks: list[FileTask]) -> bool:
     if cores() < 2:
         return False
     names = [Path(t.path) for t in tasks if t.split is None and t.threads is None and t.fmt in (None, native.NAME)]
-    return sum(file_size(p) for p in names if p.suffix.lower() in {".jsonl", ".json", ".ndjson"}) >= PRESTART_BYTES
+    return sum(file_size(p) for p in names if p.suffix.lower() in {".jsonl", ".json", ".ndjson"}) >= early.PRESTART_BYTES
 
 
 class _InOrder:

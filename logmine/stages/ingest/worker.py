@@ -35,7 +35,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, Generic, TypeVar
 
-from logmine.pools import INGEST_POOLS
+from logmine import early
 
 log = logging.getLogger(__name__)
 
@@ -99,12 +99,7 @@ class Worker:
     """A worker process running jobs one after another; :meth:`owed` says how far behind it is."""
 
     def __init__(self) -> None:
-        env = {**INGEST_POOLS, **os.environ}
-        self.stderr = tempfile.TemporaryFile()  # a pipe could fill while this process is busy reading
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "logmine.stages.ingest.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self.stderr, env=env,
-        )
+        self.proc, self.stderr = early.take_worker() or early.spawn_worker()  # started before the CLI's imports, if it was
         self.ready = threading.Event()
         self.pace = Pace()
         """How fast the worker reads (its jobs' bytes over the time each took once begun)."""
