@@ -28,6 +28,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import time
@@ -365,6 +366,10 @@ def _has_columns(path: Path, schema: Mapping[str, pl.DataType]) -> bool:
     return set(schema) <= set(pl.read_parquet_schema(path))
 
 
+_UNSAFE = re.compile(r"[^0-9A-Za-z_-]")
+"""What a partition key may not hold in a file name (``isalnum`` also passes non-ASCII letters: kept out too)."""
+
+
 class Transaction:
     """Stage table changes, then :meth:`commit` them atomically. Use under ``Workspace.lock()``."""
 
@@ -372,9 +377,10 @@ class Transaction:
         self.ws = ws
         self.tables = {name: TableEntry(dict(e.partitions), e.schema_file, e.view_sql) for name, e in ws.tables.items()}
         self.token = f"g{ws.generation + 1}-{uuid.uuid4().hex[:8]}"
+        self._dirs: set[Path] = set()
 
     def _path(self, table: str, key: str) -> str:
-        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in key)
+        safe = _UNSAFE.sub("_", key)
         if safe != key or len(safe) > 80:  # keep distinct keys apart after sanitising
             safe = safe[:60] + "-" + hashlib.blake2b(key.encode(), digest_size=6).hexdigest()
         return f"data/{table}/{safe}.{self.token}.parquet"
@@ -412,7 +418,9 @@ class Transaction:
     def new_file(self, table: str, key: str) -> Path:
         """A fresh path for a Parquet file the caller writes itself (then :meth:`put_file`)."""
         path = self.ws.root / self._path(table, key)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent not in self._dirs:  # an ingest asks for a few files per input file
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._dirs.add(path.parent)
         return path
 
     def drop_partition(self, table: str, key: str) -> None:

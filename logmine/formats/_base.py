@@ -106,13 +106,33 @@ def count_lines(path: Path) -> int:
 
 
 def head_lines(path: Path, n: int = 5, max_bytes: int = 1 << 20) -> list[bytes]:
-    """The first ``n`` non-empty lines (for format sniffing)."""
-    out: list[bytes] = []
+    """The first ``n`` non-empty lines (for format sniffing), of the file's first ``max_bytes``.
+
+    The first :data:`HEAD_BYTES` are read first: they hold the lines of almost every log, and a
+    run of small files was reading each one whole here, beside reading it for its rows.
+    """
     with open_binary(path) as fh:
-        data = fh.read(max_bytes)
-    for line in data.splitlines():
-        if line.strip():
-            out.append(line.strip())
+        data = fh.read(min(HEAD_BYTES, max_bytes))
+        if len(data) < HEAD_BYTES or len(data) >= max_bytes:  # the whole file, or all that may be looked at
+            return _non_empty(data.splitlines(), n)
+        lines = data.splitlines(keepends=True)
+        if lines and not lines[-1].endswith((b"\n", b"\r")):
+            lines.pop()  # cut at the block's end: the full read below sees it whole
+        out = _non_empty(lines, n)
+        if len(out) >= n:
+            return out
+        data += fh.read(max_bytes - len(data))
+    return _non_empty(data.splitlines(), n)
+
+
+HEAD_BYTES = 64 << 10
+
+
+def _non_empty(lines: list[bytes], n: int) -> list[bytes]:
+    out: list[bytes] = []
+    for line in lines:
+        if stripped := line.strip():
+            out.append(stripped)
             if len(out) >= n:
                 break
     return out

@@ -193,7 +193,7 @@ def _task(txn: Transaction, path: Path, known: dict[str, dict[str, Any]], config
     again = config.force or (grouped_before and not config.group)  # without groups, a grouped file moves to its own partition
     size, sha, fmt = (row["size_bytes"], row["sha256"], row["source_format"]) if row and not again else (None, None, None)
     companions = tuple((str(p), *_known_state(known.get(str(p)))) for p in companions_of(path, known, config.input_format))
-    group_key = f"{skey}+{txn.token}" if config.group else None  # unique to this run: an old group of the same files is another
+    group_key = f"{skey}-{txn.token}" if config.group else None  # unique to this run: an old group of the same files is another
     group_files = {table: str(txn.new_file(table, group_key)) for table in WRITTEN_TABLES} if group_key else {}
     return FileTask(name, config.input_format, skey, key, files, size, sha, config.threads, config.split, rest, companions, fmt,
                     group_key, group_files)
