@@ -6,19 +6,12 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+from test_templates_anchors import CODE
+
 from logmine.stages.templates.anchors import TURN, _anchor_lines, _signature
 from logmine.stages.templates.cluster import ClusterParams, cluster, turns
 from logmine.stages.templates.prompts import mine_prompts, prompt_template_regex
 
-CODE = [
-    "def area(r):\n    return 3.14 * r * r",
-    "class Stack:\n    def push(self, x):\n        self.items.append(x)",
-    "for i in range(10):\n    total += i",
-    "import os\nprint(os.getcwd())",
-    "while queue:\n    node = queue.pop()\n    visit(node)",
-    "x = {k: v for k, v in pairs}\nreturn x",
-    "try:\n    run()\nexcept ValueError:\n    pass",
-]
 VERBS = ["Fix", "Rename", "Explain", "Document"]
 THINGS = ["the parser", "this function", "the error handling", "these imports", "the loop"]
 TAILS = ["", " and keep the behaviour the same", " because the reviewer asked for it", " with type hints",
