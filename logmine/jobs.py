@@ -3,7 +3,8 @@
 It chains the stages, each reading and writing the workspace: ingest (incremental), the
 templates stage (mine + near-duplicate merge), then compression and the pack export; with
 ``validate`` the generator judges what ships (the serving layer's validator, see
-:func:`logmine_serving.validate.choose_forms`).
+:func:`logmine_serving.validate.choose_forms`). :func:`validate_options` (whether to validate) and
+:func:`export_pack` (the export behind the gate) are shared with the pipeline's compress step.
 """
 
 from __future__ import annotations

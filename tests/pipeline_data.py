@@ -19,7 +19,7 @@ from logmine.embedding import HashingEmbedder
 from logmine.workspace import Workspace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "serving"))
-from serving_helpers import ScriptedGenerator  # noqa: E402
+from serving_helpers import ScriptedGenerator
 
 ACTIONS = ["file.open", "editor.edit", "completion.requested", "completion.shown", "completion.accepted",
            "completion.rejected", "file.save", "test.run", "build", "vcs.commit"]
