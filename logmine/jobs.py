@@ -3,7 +3,8 @@
 It chains the stages, each reading and writing the workspace: ingest (incremental), the
 templates stage (mine + near-duplicate merge), then compression and the pack export; with
 ``validate`` the generator judges what ships (the serving layer's validator, see
-:func:`logmine_serving.validate.choose_forms`).
+:func:`logmine_serving.validate.choose_forms`). :func:`validate_options` (whether to validate) and
+:func:`export_pack` (the export behind the gate) are shared with the pipeline's compress step.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 from logmine import models
 from logmine.errors import NoPromptsError
@@ -44,6 +47,8 @@ class ValidateOptions:
     """cpu or cuda (default: cuda when present)."""
     auto_limit: int | None = None
     """When set (validation on by default, not asked for), skip it when templates x requests exceeds this."""
+    ask: str = "pass --validate {requests}"
+    """How to ask for validation where the default skipped it (``{requests}`` filled in), for the summary."""
 
 
 AUTO_VALIDATE_LIMIT = 200
@@ -58,6 +63,77 @@ def generator_available() -> str | None:
         if importlib.util.find_spec(module) is None:
             return f"{what} is not installed"
     return None
+
+
+def validate_options(
+    requests: int | None = None,
+    off: str | None = None,
+    max_new_tokens: int = 16,
+    threshold: float = 0.9,
+    model: str | None = None,
+    device: str | None = None,
+    ask: str = "pass --validate {requests}",
+) -> tuple[ValidateOptions | None, str | None]:
+    """Whether and how the generator judges a pack: the one rule of `logmine compress` and `logmine run`.
+
+    ``off`` (why) turns it off; ``requests`` N always validates with N replays per template; None is
+    the default: on (2 per template, within :data:`AUTO_VALIDATE_LIMIT`, see :func:`export_pack`)
+    when the bundled generator is installed or ``model`` names one. Returns the options, or None
+    and why the pack will not be validated.
+    """
+    if off is not None:
+        return None, off
+    missing = generator_available() if model is None else None
+    if requests is None and missing is not None:
+        return None, missing
+    return ValidateOptions(requests=requests or 2, max_new_tokens=max_new_tokens, threshold=threshold, model=model, device=device,
+                           auto_limit=None if requests else AUTO_VALIDATE_LIMIT, ask=ask), None
+
+
+def export_pack(
+    ws: Workspace,
+    embedder: Any,
+    count_tokens: Any,
+    config: ExportConfig,
+    validate: ValidateOptions | None,
+    not_validated: str | None = None,
+    progress: ProgressFn = lambda d, a, b: None,
+    token_ids: Any = None,
+    generator: Any = None,
+) -> tuple[CompressResult, str | None]:
+    """Compress and write the pack, the generator judging what ships when ``validate`` is set (and the
+    default's budget allows); return the figures and why the pack is not validated (None: it is).
+
+    ``generator`` stands in for loading ``validate.model`` (a :class:`logmine_serving.generator.Generator`
+    or anything with its ``generate`` and ``prefix``).
+    """
+    if validate is not None and validate.auto_limit is not None:
+        families = ws.scan("templates").select(pl.coalesce("family_id", "template_id").n_unique()).collect().item()
+        if families * validate.requests > validate.auto_limit:
+            not_validated = (f"{families} templates x {validate.requests} requests is over the {validate.auto_limit} "
+                             f"replayed by default; {validate.ask.format(requests=validate.requests)} to validate")
+            validate = None
+    choose = _chooser(validate, progress, generator) if validate is not None else None
+    result = run_export(ws, embedder, count_tokens, config, progress, token_ids, choose)
+    return result, None if validate is not None else not_validated or "not asked for"
+
+
+def validation_summary(validation: dict[str, Any] | None, not_validated: str | None) -> dict[str, Any]:
+    """The summary's ``validated`` and ``validation`` (the pack's verdict, or why there is none)."""
+    return {"validated": validation is not None,
+            "validation": validation if validation is not None else {"not_validated": not_validated}}
+
+
+def validation_line(summary: dict[str, Any]) -> str:
+    """One line for a summary table: what the generator shipped, or ``not validated (why)``."""
+    v = summary["validation"]
+    if not summary["validated"]:
+        return f"not validated ({v['not_validated']})"
+    shipped = ", ".join(f"{n} {form}" for form, n in v["shipped"].items() if n)
+    sim = "n/a" if v["edit_similarity"] is None else f"{v['edit_similarity']:.2f}"
+    comp = "n/a" if v["edit_similarity_compressed"] is None else f"{v['edit_similarity_compressed']:.2f}"
+    return (f"{v['requests_per_template']} requests x {v['max_new_tokens']} tokens per template on {v['model']} ({v['device']}): "
+            f"ships {shipped}; output agreement {sim} (compressed forms {comp})")
 
 
 @dataclass(frozen=True)
@@ -113,8 +189,7 @@ class CompressJobReport:
         secrets = c.pop("secrets_redacted")
         validation = c.pop("validation")
         return {**head, **c, "secrets_redacted": sum(secrets.values()), "secrets_by_kind": secrets,
-                "validated": validation is not None, "validation": validation if validation is not None else {"not_validated": self.not_validated},
-                "seconds": round(self.seconds, 2)}
+                **validation_summary(validation, self.not_validated), "seconds": round(self.seconds, 2)}
 
 
 def compress_logs(
@@ -138,27 +213,20 @@ def compress_logs(
         compress=config.compress, trim=config.trim, tokenizer_name=tokenizer_name, embedding_model_name=embedding_name,
         edit_threshold=config.edit_threshold, semantic_threshold=config.semantic_threshold, pack_dir=config.pack_dir,
     )
-    validate, not_validated = config.validate, config.not_validated
-    families = templates_report.families
-    if validate is not None and validate.auto_limit is not None and families * validate.requests > validate.auto_limit:
-        not_validated = (f"{families} templates x {validate.requests} requests is over the {validate.auto_limit} "
-                         f"replayed by default; pass --validate {validate.requests} to validate")
-        validate = None
-    choose = _chooser(validate, progress) if validate is not None else None
-    result = run_export(Workspace.open(out), embedder, count_tokens, export_config, progress, token_ids, choose)
-    return CompressJobReport(ingest_report, templates_report.summary(), result, time.perf_counter() - started,
-                             None if validate is not None else not_validated or "not asked for")
+    result, not_validated = export_pack(Workspace.open(out), embedder, count_tokens, export_config, config.validate,
+                                        config.not_validated, progress, token_ids)
+    return CompressJobReport(ingest_report, templates_report.summary(), result, time.perf_counter() - started, not_validated)
 
 
-def _chooser(options: ValidateOptions, progress: ProgressFn) -> Callable[..., Any]:
-    """The serving layer's validator over the generator (loaded when the pack is ready to judge)."""
+def _chooser(options: ValidateOptions, progress: ProgressFn, gen: Any = None) -> Callable[..., Any]:
+    """The serving layer's validator over the generator (``gen``, else loaded when the pack is ready to judge)."""
     validate = serving_module("validate", "compress --validate")
     generator = serving_module("generator", "compress --validate")
     config = validate.ValidateConfig(per_template=options.requests, max_new_tokens=options.max_new_tokens, threshold=options.threshold)
 
     def choose(pack: Any, cases: Any) -> Any:
-        gen = generator.Generator.load(options.model, options.device)
-        return validate.make_chooser(gen, config, progress)(pack, cases)
+        judge = gen if gen is not None else generator.Generator.load(options.model, options.device)
+        return validate.make_chooser(judge, config, progress)(pack, cases)
 
     return choose
 

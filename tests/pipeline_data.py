@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,6 +17,9 @@ from polars.testing import assert_frame_equal
 
 from logmine.embedding import HashingEmbedder
 from logmine.workspace import Workspace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "serving"))
+from serving_helpers import ScriptedGenerator
 
 ACTIONS = ["file.open", "editor.edit", "completion.requested", "completion.shown", "completion.accepted",
            "completion.rejected", "file.save", "test.run", "build", "vcs.commit"]
@@ -118,5 +122,6 @@ def word_count(texts: list[str]) -> list[int]:
     return [len(t.split()) for t in texts]
 
 
-FAKE_MODELS = {"embedder": HashingEmbedder(), "count_tokens": word_count}
-"""Stand-ins for the sentence model and the tokenizer."""
+FAKE_MODELS = {"embedder": HashingEmbedder(), "count_tokens": word_count, "generator": ScriptedGenerator()}
+"""Stand-ins for the sentence model, the tokenizer and the generator (which judges what the pack ships
+where validation is on: by default when the bundled generator is installed)."""

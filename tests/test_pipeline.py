@@ -58,8 +58,15 @@ BASE = 'name = "x"\nworkspace = "ws"\n[[inputs]]\nname = "a"\npaths = ["logs/{da
     ('workspace = "w"\n[[inputs]]\nname = "a"\npaths = ["l/{date}"]\n', "missing key 'name'"),
     (BASE + "[[queries]]\nname = \"Bad Name\"\nfile = \"q.sql\"\n", "key 'queries[0].name'"),
     ("name = \n", "invalid TOML"),
+    (BASE + "[stages.compress]\nvalidate_threshold = 1.5\n",
+     "key 'stages.compress.validate_threshold': Input should be less than or equal to 1 (got 1.5)"),
+    (BASE + "[stages.compress]\nvalidate = 0\n",
+     "key 'stages.compress.validate': Value error, must be \"auto\", false, or a number of requests per template (at least 1) (got 0)"),
+    (BASE + "[stages.compress]\nvalidate = true\n", "key 'stages.compress.validate': Value error, must be \"auto\""),
+    (BASE + "[stages.compress]\nvalidate_tokens = 0\n", "key 'stages.compress.validate_tokens': Input should be greater than or equal to 1"),
+    (BASE + "[stages.compress]\nno_validate = true\n", "unknown key 'stages.compress.no_validate'"),
 ], ids=["unknown-stage-key", "unknown-top-key", "unknown-input-key", "bad-engine", "bad-retention", "no-date", "bad-format", "missing-name",
-        "bad-query-name", "toml-syntax"])
+        "bad-query-name", "toml-syntax", "bad-validate-threshold", "validate-zero", "validate-true", "bad-validate-tokens", "no-validate-key"])
 def test_bad_pipeline_files_name_the_file_and_key(tmp_path: Path, body: str, message: str) -> None:
     path = _pipe(tmp_path, body)
     with pytest.raises(PipelineFileError) as err:

@@ -40,7 +40,7 @@ def compress(
 
     Example: logmine compress ~/.continue/dev_data -o ws/ --format json | jq .static_token_cut
     """
-    from logmine.jobs import AUTO_VALIDATE_LIMIT, CompressJobConfig, ValidateOptions, compress_logs, generator_available
+    from logmine.jobs import CompressJobConfig, compress_logs, validate_options
     from logmine.stages.compress import CompressConfig
     from logmine.stages.compress import TrimConfig
 
@@ -60,14 +60,8 @@ def compress(
         raise OptionError("--validate-threshold", validate_threshold, "a number from 0 to 1")
     if validate is not None and no_validate:
         raise OptionError("--no-validate", True, "not with --validate")
-    options, skipped = None, "--no-validate" if no_validate else None
-    if not no_validate:
-        missing = generator_available() if model is None else None
-        if validate is None and missing is not None:
-            skipped = missing
-        else:
-            options = ValidateOptions(requests=validate or 2, max_new_tokens=validate_tokens, threshold=validate_threshold,
-                                      model=str(model) if model else None, auto_limit=None if validate else AUTO_VALIDATE_LIMIT)
+    options, skipped = validate_options(validate, "--no-validate" if no_validate else None, validate_tokens, validate_threshold,
+                                        str(model) if model else None)
     config = CompressJobConfig(
         compress=CompressConfig(min_fidelity=min_fidelity, lossy=not no_lossy), edit_threshold=edit_threshold,
         semantic_threshold=semantic_threshold, embeddings=not no_embeddings,
@@ -85,12 +79,14 @@ def compress(
 
 
 def _emit_tables(s: dict) -> None:  # noqa: ANN001
+    from logmine.jobs import validation_line
+
     emit_table("logmine compress", [{"": k, "value": v} for k, v in (
         ("templates found", s["templates_found"]), ("families (pack templates)", s["families"]),
         ("traffic covered", f"{s['traffic_covered']:.1%} of {s['requests']:,} requests"),
         ("instances matched", f"{s['instances_matched']:,} of {s['requests_covered']:,}"),
         ("fidelity (mean / min)", f"{s['fidelity']:.3f} / {s['fidelity_min']:.3f}"), ("lossy templates", s["lossy_templates"]), ("gate fallbacks", s["fallbacks"]),
-        ("secrets redacted", s["secrets_redacted"]), ("validation", _validation_line(s)), ("time", f"{s['seconds']:.1f} s"),
+        ("secrets redacted", s["secrets_redacted"]), ("validation", validation_line(s)), ("time", f"{s['seconds']:.1f} s"),
         ("pack", s["pack"]),
     )], ["", "value"])
     rows = [
@@ -111,17 +107,6 @@ def _emit_tables(s: dict) -> None:  # noqa: ANN001
             (f"F1 of kept units ({s['trim_f1_requests']} completions)", f1))], ["", "value"])
     if s["secrets_by_kind"]:
         emit_table("secrets redacted", [{"kind": k, "count": v} for k, v in s["secrets_by_kind"].items()])
-
-
-def _validation_line(s: dict) -> str:  # noqa: ANN001
-    v = s["validation"]
-    if not s["validated"]:
-        return f"not validated ({v['not_validated']})"
-    shipped = ", ".join(f"{n} {form}" for form, n in v["shipped"].items() if n)
-    sim = "n/a" if v["edit_similarity"] is None else f"{v['edit_similarity']:.2f}"
-    comp = "n/a" if v["edit_similarity_compressed"] is None else f"{v['edit_similarity_compressed']:.2f}"
-    return (f"{v['requests_per_template']} requests x {v['max_new_tokens']} tokens per template on {v['model']} ({v['device']}): "
-            f"ships {shipped}; output agreement {sim} (compressed forms {comp})")
 
 
 def register(app: typer.Typer) -> None:

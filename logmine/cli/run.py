@@ -66,8 +66,9 @@ def _tables(doc: dict[str, Any]) -> None:
     rows = []
     for stage, info in doc["stages"].items():
         parts = info.get("partitions") or {}
+        note = info.get("skipped") or info.get("file") or info.get("note") or ""
         rows.append({"stage": stage, "seconds": info.get("seconds"), "computed": len(parts.get("computed", [])) if parts else None,
-                     "reused": parts.get("reused") if parts else None, "note": info.get("skipped") or info.get("file") or ""})
+                     "reused": parts.get("reused") if parts else None, "note": note})
     emit_table("stages", rows, ["stage", "seconds", "computed", "reused", "note"])
     if doc["rejects"]:
         emit_table("rejected lines by reason", [{"reason": k, "lines": v} for k, v in doc["rejects"].items()])

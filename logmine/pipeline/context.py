@@ -32,7 +32,8 @@ class RunContext:
     window_start: str | None = None
     progress: ProgressFn = lambda d, a, b: None
     models: dict[str, Any] = field(default_factory=dict)
-    """Injected model callables (``embedder``, ``count_tokens``, ``token_ids``); loaded lazily when absent."""
+    """Injected models (``embedder``, ``count_tokens``, ``token_ids``, and ``generator``, the judge of what the pack
+    ships); loaded lazily when absent."""
 
     @property
     def root(self) -> Path:

@@ -128,11 +128,33 @@ class TemplatesStage(_Strict):
 
 
 class CompressStage(_Strict):
+    """Compress the templates and publish the pack, the generator judging what ships (as `logmine compress`)."""
+
     enabled: bool = False
     """Needs the ml extra (embedding model and tokenizer)."""
     lossy: bool = True
     tokenizer: str | None = None
     embedding_model: str | None = None
+    validate_: Literal["auto", False] | int = Field("auto", alias="validate")
+    """``"auto"``: validate (2 requests per template) where the bundled generator is installed and templates x 2 <= 200,
+    as `logmine compress` does; N: always replay N logged requests per template; ``false``: never (the run says "not validated")."""
+    validate_tokens: int = Field(16, ge=1)
+    """Tokens generated per prompt when validating."""
+    validate_threshold: float = Field(0.9, ge=0, le=1)
+    """Least mean edit similarity of the outputs for a form to ship."""
+    model: str | None = None
+    """A local Hugging Face causal LM directory to validate with (default: the bundled SmolLM2)."""
+    device: str | None = None
+    """cpu or cuda for the generator (default: cuda when present)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("validate_", mode="before")
+    @classmethod
+    def _validate_choice(cls, value: Any) -> Any:
+        if value == "auto" or value is False or (type(value) is int and value >= 1):
+            return value
+        raise ValueError('must be "auto", false, or a number of requests per template (at least 1)')
 
 
 class ValidateStage(_Strict):

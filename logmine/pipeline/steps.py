@@ -18,6 +18,7 @@ import polars as pl
 
 from logmine import models
 from logmine.errors import LogmineError
+from logmine.jobs import ValidateOptions, export_pack, validate_options, validation_line, validation_summary
 from logmine.pipeline import partials as store
 from logmine.pipeline.context import RunContext
 from logmine.pipeline.inputs import InputFile, fingerprint
@@ -29,7 +30,6 @@ from logmine.pipeline.spec import (
 )
 from logmine.serving_layer import serving_module
 from logmine.stages.compress import CompressConfig, ExportConfig
-from logmine.stages.compress import run as export_run
 from logmine.stages.ingest import IngestConfig, source_key
 from logmine.stages.ingest import ingest as run_ingest
 from logmine.workspace import Workspace
@@ -110,20 +110,41 @@ def update_inputs(ctx: RunContext, window_start: str | None) -> dict[str, Any]:
 
 # -- compress / export ------------------------------------------------------------------------------
 def compress(ctx: RunContext, stage: CompressStage) -> dict[str, Any]:
-    """Compress the mined templates and publish the pack (atomically) where the pipeline says."""
+    """Compress the mined templates, the generator judging what ships as in `logmine compress`, and
+    publish the pack (atomically) where the pipeline says; the summary says whether it was validated."""
     ws = ctx.workspace()
     if not ws.has_table("templates") or ws.scan("templates").select(pl.len()).collect().item() == 0:
         return {"skipped": "no templates"}
+    options, skipped = _validate_options(ctx, stage)
     embedder, count_tokens, token_ids = _models(ctx, stage)
     staging = ws.root / EXPORT_DIR
     _clean_leftovers(staging)
     config = ExportConfig(compress=CompressConfig(lossy=stage.lossy), pack_dir=staging,
                           **({"tokenizer_name": stage.tokenizer} if stage.tokenizer else {}),
                           **({"embedding_model_name": stage.embedding_model} if stage.embedding_model else {}))
-    result = export_run(ws, embedder, count_tokens, config, ctx.progress, token_ids)
-    summary = result.summary()
+    result, not_validated = export_pack(ws, embedder, count_tokens, config, options, skipped, ctx.progress, token_ids,
+                                        ctx.models.get("generator"))
+    summary = {**result.summary(), **validation_summary(result.validation, not_validated)}
+    summary["note"] = validation_line(summary)
+    if not_validated is not None:
+        log.warning("compress: the pack is not validated: %s", not_validated)
     summary["published"] = str(publish(staging, ctx.pipeline.pack_dir))
     return summary
+
+
+def _validate_options(ctx: RunContext, stage: CompressStage) -> tuple[ValidateOptions | None, str | None]:
+    """The stage's ``validate`` keys read by the rule `logmine compress` uses."""
+    model = None
+    if stage.model is not None:
+        path = ctx.pipeline.resolve(stage.model)
+        if not path.is_dir():
+            raise PipelineFileError(ctx.pipeline.path, f"key 'stages.compress.model': {path} is not a local model directory "
+                                    "(logmine never downloads models)")
+        model = str(path)
+    off = "stages.compress.validate = false" if stage.validate_ is False else None
+    requests = None if isinstance(stage.validate_, (str, bool)) else stage.validate_
+    return validate_options(requests, off, stage.validate_tokens, stage.validate_threshold, model, stage.device,
+                            ask="set validate = {requests} in [stages.compress]")
 
 
 EXPORT_DIR = Path("export") / "pack"

@@ -131,6 +131,9 @@ def run_section(src: Source, run_id: str | None) -> Section:
     if stage_rows:
         s.tables.append(table("Stages", Result(r.query, stage_rows)))
         _chart(s, "Seconds per stage", lambda: charts.bar(stage_rows, "seconds", "stage", "Seconds per stage"), r.query)
+    for stage, info in rec.get("stages", {}).items():
+        if isinstance(info, dict) and info.get("note"):
+            s.notes.append(f"{stage}: {info['note']}")  # e.g. compress: whether the generator validated the pack
     if rec.get("error"):
         s.notes.append(f"Error: {rec['error']}")
     if rec.get("resumed_after"):
