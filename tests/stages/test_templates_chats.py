@@ -81,16 +81,3 @@ def test_a_chat_with_one_more_attached_file_is_another_template() -> None:
         assert template.startswith(SYSTEM + "\nuser: ```")
         assert template.count("\nuser: ") in (2, 3)
     assert all(prompt_template_regex(result.templates[t]).match(r["prompt"]) for t, r in zip(result.assignments, records))
-
-
-def test_a_fixed_system_prompt_read_as_code_stays_static_text() -> None:
-    """An indented system prompt reads as code (one slot token, the same in every chat): chats whose
-    requests differ in length are still one template, and the system prompt is its static text."""
-    system = "system: \n    Review the code below for readability and speed.\n    Be brief, and be kind."
-    rng = random.Random(5)
-    records = [{"prompt": chat(rng, 1, system)} for _ in range(20)]
-    result = mine_prompts(records)
-    assert len(set(result.assignments)) == 1
-    template = result.templates[result.assignments[0]]
-    assert template.startswith(system + "\nuser: ```")
-    assert all(prompt_template_regex(template).match(r["prompt"]) for r in records)

@@ -280,8 +280,7 @@ def _merge_gaps(
     the same ``structure`` (their chat turns) merge.
     """
     # a slot token seen in one unit only is no evidence of static text: read it as its named slot
-    held = _slot_units(groups)
-    pats = [collapse_wildcards(tuple(_lone_slot_names(t, held) for t in g.pattern)) for g in groups]
+    pats = [collapse_wildcards(tuple(_slot_names(t) for t in g.pattern) if len(g.members) == 1 else g.pattern) for g in groups]
     lines = [sum(weights[i] for i in g.members) for g in groups]
     by_first: dict[str, list[int]] = defaultdict(list)
     by_last: dict[str, list[int]] = defaultdict(list)
@@ -378,25 +377,6 @@ def _join(parent: list[int], members: list[int]) -> None:
 
 _MAX_FRAME_BUCKET = 200
 """Templates compared pairwise per shared first or last word (bounds the work)."""
-
-
-def _slot_units(groups: Sequence[Group]) -> Counter[str]:
-    """The number of units whose pattern holds each slot token (over all ``groups``)."""
-    held: Counter[str] = Counter()
-    for g in groups:
-        for token in {t for t in g.pattern if "{" in t}:
-            for m in SLOT.finditer(token):
-                held[m.group(0)] += len(g.members)
-    return held
-
-
-def _lone_slot_names(token: str, held: Counter[str]) -> str:
-    """``token`` with the slot tokens that only one unit holds read as their named slots: a code
-    block seen once is a value, while one that several units hold (in one template or in several,
-    such as a fixed system prompt read as code) may be static text, and is compared as it is."""
-    if "{" not in token:
-        return token
-    return SLOT.sub(lambda m: m.group(0) if held[m.group(0)] > 1 else f"{{{m.group(1)}}}", token)
 
 
 def _slot_names(token: str) -> str:
