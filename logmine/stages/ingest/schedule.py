@@ -73,8 +73,6 @@ def _read_here(tasks: list[FileTask], meter: Meter) -> Iterator[FileResult]:
         yield from done.rest()
 
 
-
-
 def _worth_a_worker(tasks: list[FileTask]) -> bool:
     """Whether the run's worker should be started now: two cores or more, and enough bytes of
     files it could take (plain native ones, by name: detection comes later), or a split asked for."""
