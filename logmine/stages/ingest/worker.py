@@ -27,7 +27,6 @@ import queue
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
