@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logmine.stages.templates.anchors import GAP, _anchored_text, _flat, _literal_pieces, _matches
+from logmine.stages.templates.anchors import GAP, _anchored_text, _flat, _literal_pieces, _matches, host_pieces, is_pattern
 from logmine.stages.templates.cluster import generalise
 from logmine.stages.templates.prompts import mine_prompts, prompt_template_regex
 
@@ -133,6 +133,15 @@ def test_a_format_of_sentinels_alone_takes_in_a_rare_prompt() -> None:
     template = result.templates[result.assignments[0]]
     assert template == "[SUFFIX]{code}[PREFIX]{code2}"
     assert all(prompt_template_regex(template).match(r["prompt"]) for r in [*records, {"prompt": odd}])
+
+
+def test_a_format_of_sentinels_alone_is_no_host_for_later_prompts() -> None:
+    """Only rare prompts of the same batch join a template of sentinels alone; as a host for the
+    prompts a long log brings later it would take in other templates' (GA 0.918 -> 0.878 at
+    100,000 prompts), so a host needs ``MIN_SIGNATURE_CHARS`` of text."""
+    assert not is_pattern("[SUFFIX]{code}[PREFIX]{code2}")
+    assert host_pieces("[SUFFIX]{code}[PREFIX]{code2}", 1000) is None
+    assert is_pattern("[SUFFIX]{code}[PREFIX]{code2} Complete the code between the markers.")
 
 
 def test_a_tag_inside_one_prompts_code_is_no_sentinel_of_its_format() -> None:
