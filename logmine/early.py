@@ -92,12 +92,15 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+_VALUED_OPTIONS = frozenset({"-o", "--out", "--input-format", "--format", "-f"})
+"""``logmine ingest``'s options that take a value: the value (the workspace, above all) is no input."""
+
+
 def _named_bytes(args: list[str]) -> int:
-    """Bytes of the files the arguments name (directories walked, up to :data:`_SCAN_ENTRIES` entries)."""
+    """Bytes of the input files the arguments name (directories walked, up to :data:`_SCAN_ENTRIES` entries)."""
     total, seen = 0, 0
-    for arg in args:
-        if arg.startswith("-"):
-            continue
+    inputs = [a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] not in _VALUED_OPTIONS)]
+    for arg in inputs:
         with contextlib.suppress(OSError):
             path = Path(arg)
             if path.is_file():

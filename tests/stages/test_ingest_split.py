@@ -150,6 +150,12 @@ def test_ingest_starts_its_worker_before_the_cli_imports(tmp_path: Path, monkeyp
     early.for_ingest(["templates", str(logs)])
     early.for_ingest(["ingest", str(logs), "-o", str(tmp_path / "ws")])  # under PRESTART_BYTES
     assert early.take_worker() is None
+    big_ws = tmp_path / "big-ws"
+    big_ws.mkdir()
+    (big_ws / "data.parquet").write_bytes(b"x" * (2 << 20))
+    monkeypatch.setattr(early, "PRESTART_BYTES", 1 << 20)  # the logs are under it, the workspace over it
+    early.for_ingest(["ingest", str(logs), "-o", str(big_ws), "-f", "json"])
+    assert early.take_worker() is None  # the workspace named by -o is no input
     monkeypatch.setattr(early, "PRESTART_BYTES", 1)
     early.for_ingest(["ingest", str(logs), "-o", str(tmp_path / "ws")])
     worker = _ingest_worker.Worker()
