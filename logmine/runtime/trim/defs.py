@@ -236,8 +236,6 @@ def _member(member: Node, language: str, out: set[str]) -> None:
             _member(sub, language, out)
         return
     _names(m, out)
-    if t in ("enum_assignment",):
-        _names(m, out)
     if t == "property_identifier":
         out.add(m.text.decode("utf-8", "replace"))
 
