@@ -127,9 +127,11 @@ def _read_started(started: _Started, on_bytes: Callable[[int], None]) -> tuple[C
         before.st_size, worker.owed(), worker.here.rate(), worker.pace.rate())
     rest = None if worker is None else plan_split(path, before.st_size, share, task.key, task.user_key, task.rest_files)
     handle = None if rest is None or worker is None else worker.submit(functools.partial(write_part, rest), before.st_size - rest.start)
-    hashing = ThreadPoolExecutor(1, thread_name_prefix="logmine-sha256")
-    hashed: Future[str] | None = None if sha or not threads else hashing.submit(file_sha256, path)
-    hashing.shutdown(wait=False)
+    hashed: Future[str] | None = None
+    if not sha and threads:  # hashed in a thread while the file is read
+        hashing = ThreadPoolExecutor(1, thread_name_prefix="logmine-sha256")
+        hashed = hashing.submit(file_sha256, path)
+        hashing.shutdown(wait=False)
     writer = PartitionWriter({t: Path(f) for t, f in task.files.items()}, task.key, task.path, fmt, task.user_key)
     begun = time.perf_counter()
     try:
@@ -236,14 +238,20 @@ def _read_small_now(group: list[FileResult | _Started]) -> list[FileResult]:
 
 
 def _write_small(item: _Started, content: bytes, writer: PartitionWriter, prepared: Prepared) -> FileResult:
-    task, before = item.task, item.before
     writer.write(prepared)
-    sha = item.sha or hashlib.sha256(content).hexdigest()
-    after = item.path.stat()
-    if (after.st_size, after.st_mtime_ns, len(content)) != (before.st_size, before.st_mtime_ns, before.st_size):
-        sha = _CHANGED
+    sha = _content_sha(item, content)
     report, written = writer.finish()
-    return FileResult(report, before.st_size, {t: str(p) for t, p in written.items()}, _source_row(task, sha, before.st_size, item.fmt, report))
+    return FileResult(report, item.before.st_size, {t: str(p) for t, p in written.items()},
+                      _source_row(item.task, sha, item.before.st_size, item.fmt, report))
+
+
+def _content_sha(item: _Started, content: bytes) -> str:
+    """The sha256 of a small file's bytes as read, or :data:`_CHANGED` when the file changed since
+    it was stat'ed (or was not read whole)."""
+    before, after = item.before, item.path.stat()
+    if (after.st_size, after.st_mtime_ns, len(content)) != (before.st_size, before.st_mtime_ns, before.st_size):
+        return _CHANGED
+    return item.sha or hashlib.sha256(content).hexdigest()
 
 
 def _write_group(started: list[_Started], contents: list[bytes], prepared: list[Prepared]) -> list[FileResult]:
@@ -260,12 +268,9 @@ def _write_group(started: list[_Started], contents: list[bytes], prepared: list[
         before = item.before
         report = FileReport(item.task.path, item.fmt, "ingested", ready.lines_read, ready.lines_accepted, ready.lines_rejected,
                             ready.events, ready.requests, ready.ide_log)
-        sha = item.sha or hashlib.sha256(content).hexdigest()
-        after = item.path.stat()
-        if (after.st_size, after.st_mtime_ns, len(content)) != (before.st_size, before.st_mtime_ns, before.st_size):
-            sha = _CHANGED
         files = {t: str(p) for t, p in written.items()} if n == 0 else {}
-        results.append(FileResult(report, before.st_size, files, _source_row(item.task, sha, before.st_size, item.fmt, report, key), group=key))
+        results.append(FileResult(report, before.st_size, files, _source_row(item.task, _content_sha(item, content), before.st_size, item.fmt,
+                                                                             report, key), group=key))
     return results
 
 

@@ -8,8 +8,9 @@ one after another, with no faster wall time. (Polars' own pool is sized by :mod:
 
 from __future__ import annotations
 
-import os
 import time
+
+from logmine import early
 
 SPARE_CORES_FOR_THREADS = 1.5
 """Spread a file over threads only when at least this many cores are spare."""
@@ -19,11 +20,8 @@ INTERVAL = 0.01
 
 
 def cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+    """The cores this process may run on (:func:`logmine.early.cores`)."""
+    return early.cores()
 
 
 def runnable_others(samples: int = SAMPLES, interval: float = INTERVAL) -> float | None:

@@ -225,12 +225,9 @@ atexit.register(stop)
 
 
 def _read_frame(stream: BinaryIO) -> bytes | None:
-    header = stream.read(_HEADER.size)
-    if len(header) < _HEADER.size:
-        return None
-    (size,) = _HEADER.unpack(header)
-    data = stream.read(size)
-    return data if len(data) == size else None
+    """The next frame's bytes; None at the end of the stream (or a frame cut short by it)."""
+    header = _read_exactly(stream, _HEADER.size)
+    return None if header is None else _read_exactly(stream, _HEADER.unpack(header)[0])
 
 
 def _write_frame(stream: BinaryIO, value: object) -> None:
@@ -274,10 +271,7 @@ def _read_jobs(jobs: queue.Queue[bytes], in_hand: _InHand) -> None:
     status 0 when idle (the run is over), 3 when a job was in hand. (Reads the file descriptor,
     not ``sys.stdin``: a thread blocked in its buffer's lock aborts the interpreter's shutdown.)"""
     stdin = os.fdopen(0, "rb", buffering=0)
-    while (header := _read_exactly(stdin, _HEADER.size)) is not None:
-        data = _read_exactly(stdin, _HEADER.unpack(header)[0])
-        if data is None:
-            break
+    while (data := _read_frame(stdin)) is not None:
         in_hand.add(1)
         jobs.put(data)
     with in_hand.lock:
