@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import polars as pl
@@ -26,8 +26,10 @@ from logmine.records import (
     Reject,
     conform,
 )
-from logmine.stages.templates import MineConfig, mine_templates
 from logmine.workspace import PARQUET_OPTIONS
+
+if TYPE_CHECKING:
+    from logmine.stages.templates import MineConfig
 
 T = TypeVar("T")
 
@@ -124,6 +126,7 @@ class PartitionWriter:
         self.paths, self.key, self.name, self.fmt, self.user_key = paths, key, name, fmt, user_key
         self.writers: dict[str, tuple[pq.ParquetWriter, Path]] = {}
         self.buffered: dict[str, list[pa.Table]] = {}
+        self._sizes: dict[str, list[int]] = {}  # a table's buffered rows and bytes (a slice's nbytes walks its buffers: counted once)
         self.report = FileReport(name, fmt, "ingested")
         self.users = Pseudonyms(user_key)
 
@@ -195,7 +198,10 @@ class PartitionWriter:
         elif table in self.writers and arrow.schema != self.writers[table][0].schema:
             arrow = arrow.cast(self.writers[table][0].schema)
         buffered.append(arrow)
-        if sum(t.num_rows for t in buffered) >= ROW_GROUP_ROWS or sum(t.nbytes for t in buffered) >= ROW_GROUP_BYTES:
+        size = self._sizes.setdefault(table, [0, 0])
+        size[0] += arrow.num_rows
+        size[1] += arrow.nbytes
+        if size[0] >= ROW_GROUP_ROWS or size[1] >= ROW_GROUP_BYTES:
             self._flush(table)
 
     def _flush(self, table: str) -> None:
@@ -206,6 +212,7 @@ class PartitionWriter:
                 self.writers[table] = (pq.ParquetWriter(path, buffered[0].schema, **_writer_options(buffered[0].schema.names)), path)
             self.writers[table][0].write_table(pa.concat_tables(buffered))
             buffered.clear()
+            self._sizes.pop(table, None)
 
     def abort(self) -> None:
         for writer, path in self.writers.values():
@@ -213,6 +220,7 @@ class PartitionWriter:
             path.unlink(missing_ok=True)
         self.writers.clear()
         self.buffered.clear()
+        self._sizes.clear()
 
     def finish(self) -> tuple[FileReport, dict[str, Path]]:
         """Close the files; the report and the file of each table that got rows (the others have none)."""
@@ -233,6 +241,7 @@ class PartitionWriter:
             written[table] = self.paths[table]
         self.writers.clear()
         self.buffered.clear()
+        self._sizes.clear()
         return r, written
 
 
@@ -299,6 +308,8 @@ def _ids_of_lines(keys: pl.Series, df: pl.DataFrame) -> pl.Expr:
 def with_templates(ide_log: pl.DataFrame, config: MineConfig | None = None) -> pl.DataFrame:
     """``ide_log`` rows with ``template_id`` and ``template`` mined from the first line of each
     message, over all the rows given (a file's entries: the reader yields them in one batch)."""
+    from logmine.stages.templates import MineConfig, mine_templates  # only IDE logs need the miner: not at every ingest's start
+
     heads = [m.split("\n", 1)[0] if m else "" for m in ide_log["message"].to_list()]
     result = mine_templates(heads, config or MineConfig())
     return ide_log.with_columns(pl.Series("template_id", result.assignments, pl.String()),
