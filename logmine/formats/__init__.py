@@ -7,6 +7,7 @@ them in :data:`FORMAT_NAMES` order (most specific first) on the first non-empty 
 
 from __future__ import annotations
 
+import functools
 import importlib
 from pathlib import Path
 from types import ModuleType
@@ -29,8 +30,10 @@ def get_reader(name: str) -> ModuleType:
     return importlib.import_module(f"logmine.formats.{MODULES[name]}")
 
 
+@functools.cache
 def available_readers() -> dict[str, ModuleType]:
-    """The readers whose modules are importable, in detection order."""
+    """The readers whose modules are importable, in detection order (looked up once: detection
+    asks for every file of a run)."""
     out = {}
     for name in FORMAT_NAMES:
         try:

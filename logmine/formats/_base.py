@@ -114,15 +114,38 @@ def head_lines(path: Path, n: int = 5, max_bytes: int = 1 << 20) -> list[bytes]:
     with open_binary(path) as fh:
         data = fh.read(min(HEAD_BYTES, max_bytes))
         if len(data) < HEAD_BYTES or len(data) >= max_bytes:  # the whole file, or all that may be looked at
-            return _non_empty(data.splitlines(), n)
-        lines = data.splitlines(keepends=True)
-        if lines and not lines[-1].endswith((b"\n", b"\r")):
-            lines.pop()  # cut at the block's end: the full read below sees it whole
-        out = _non_empty(lines, n)
+            return _first_lines(data, n, whole=True)
+        out = _first_lines(data, n, whole=False)  # a line cut at the block's end is left to the full read below
         if len(out) >= n:
             return out
         data += fh.read(max_bytes - len(data))
-    return _non_empty(data.splitlines(), n)
+    return _first_lines(data, n, whole=True)
+
+
+def _first_lines(data: bytes, n: int, whole: bool) -> list[bytes]:
+    """The first ``n`` non-empty lines of ``data`` (split as ``bytes.splitlines``, stripped), found
+    without splitting all of it; ``whole=False``: a last line with no line end is not taken."""
+    out: list[bytes] = []
+    start, size = 0, len(data)
+    while start < size and len(out) < n:
+        nl = data.find(b"\n", start)
+        end = size if nl < 0 else nl
+        if nl < 0 and not whole:
+            break
+        segment = data[start:end]
+        if b"\r" in segment:  # rare (CR line ends): splitlines' own rules
+            return _non_empty(data.splitlines() if whole else _complete_lines(data), n)
+        if stripped := segment.strip():
+            out.append(stripped)
+        start = end + 1
+    return out
+
+
+def _complete_lines(data: bytes) -> list[bytes]:
+    lines = data.splitlines(keepends=True)
+    if lines and not lines[-1].endswith((b"\n", b"\r")):
+        lines.pop()
+    return lines
 
 
 HEAD_BYTES = 64 << 10
