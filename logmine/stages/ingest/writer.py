@@ -128,7 +128,11 @@ class PartitionWriter:
         self.buffered: dict[str, list[pa.Table]] = {}
         self._sizes: dict[str, list[int]] = {}  # a table's buffered rows and bytes (a slice's nbytes walks its buffers: counted once)
         self.report = FileReport(name, fmt, "ingested")
-        self.users = Pseudonyms(user_key)
+
+    @functools.cached_property
+    def users(self) -> Pseudonyms:
+        """The file's user-id pseudonyms, made at the first rows (a group's files share their lead's)."""
+        return Pseudonyms(self.user_key)
 
     def add(self, batch: Batch) -> None:
         self.write(self.prepare(batch))
@@ -155,12 +159,7 @@ class PartitionWriter:
 
     def rejects(self, rejects: Sequence[Reject]) -> pa.Table:
         """The ``rejects`` rows of this file's rejected lines, user ids scrubbed from their text."""
-        rows = [r.row(self.name, self.fmt) for r in rejects]
-        for row in rows:
-            row["raw"] = scrub_users(str(row["raw"]), self.user_key)
-            if row["raw_full"] is not None:
-                row["raw_full"] = scrub_user_bytes(row["raw_full"], self.user_key)  # type: ignore[arg-type]
-        return pl.DataFrame(rows, schema=REJECTS_SCHEMA).to_arrow()
+        return _rejects_table([r.row(self.name, self.fmt) for r in rejects], self.user_key)
 
     def write(self, prepared: Prepared) -> None:
         r = self.report
@@ -289,15 +288,32 @@ def prepare_together(writers: Sequence[PartitionWriter], batch: Batch, firsts: S
         for i in np.flatnonzero(sizes).tolist():
             tables[i].append((table, arrow.slice(int(bounds[i]), int(sizes[i]))))
         rows_of[table] = sizes
+    rejected = np.zeros(n, np.int64)
+    if batch.rejects:  # one table for the group's rejects, cut per file as the rows are
+        at = np.searchsorted(starts, [r.source_line for r in batch.rejects], side="left") - 1  # the file of each
+        rows = [replace(r, source_line=r.source_line - int(starts[i])).row(writers[i].name, writers[i].fmt)
+                for r, i in zip(batch.rejects, at.tolist(), strict=True)]
+        order = np.argsort(at, kind="stable")
+        arrow = _rejects_table([rows[j] for j in order.tolist()], lead.user_key)
+        rejected = np.bincount(at, minlength=n)
+        bounds = np.concatenate([[0], np.cumsum(rejected)])
+        for i in np.flatnonzero(rejected).tolist():
+            tables[i].append(("rejects", arrow.slice(int(bounds[i]), int(rejected[i]))))
     prepared = []
-    for i, writer in enumerate(writers):
-        lo, hi = int(starts[i]), int(starts[i + 1])
-        rejects = [replace(r, source_line=r.source_line - lo) for r in batch.rejects if lo < r.source_line <= hi]
-        if rejects:
-            tables[i].append(("rejects", writer.rejects(rejects)))
-        prepared.append(Prepared(tables[i], hi - lo, hi - lo - len(rejects), len(rejects), int(rows_of["events"][i]),
+    for i in range(n):
+        lines = int(starts[i + 1] - starts[i])
+        prepared.append(Prepared(tables[i], lines, lines - int(rejected[i]), int(rejected[i]), int(rows_of["events"][i]),
                                  int(rows_of["llm_requests"][i]), 0))
     return prepared
+
+
+def _rejects_table(rows: list[dict[str, Any]], user_key: bytes) -> pa.Table:
+    """``rejects`` rows (:meth:`Reject.row`) as their table, user ids scrubbed from the lines' text."""
+    for row in rows:
+        row["raw"] = scrub_users(str(row["raw"]), user_key)
+        if row["raw_full"] is not None:
+            row["raw_full"] = scrub_user_bytes(row["raw_full"], user_key)  # type: ignore[arg-type]
+    return pl.DataFrame(rows, schema=REJECTS_SCHEMA).to_arrow()
 
 
 def _ids_of_lines(keys: pl.Series, df: pl.DataFrame) -> pl.Expr:
