@@ -377,13 +377,16 @@ class Transaction:
         self.ws = ws
         self.tables = {name: TableEntry(dict(e.partitions), e.schema_file, e.view_sql) for name, e in ws.tables.items()}
         self.token = f"g{ws.generation + 1}-{uuid.uuid4().hex[:8]}"
-        self._dirs: set[Path] = set()
+        self._dirs: dict[str, Path] = {}
 
     def _path(self, table: str, key: str) -> str:
+        return f"data/{table}/{self._name(key)}"
+
+    def _name(self, key: str) -> str:
         safe = _UNSAFE.sub("_", key)
         if safe != key or len(safe) > 80:  # keep distinct keys apart after sanitising
             safe = safe[:60] + "-" + hashlib.blake2b(key.encode(), digest_size=6).hexdigest()
-        return f"data/{table}/{safe}.{self.token}.parquet"
+        return f"{safe}.{self.token}.parquet"
 
     def _write(self, rel: str, data: pl.DataFrame | pa.Table) -> None:
         path = self.ws.root / rel
@@ -417,11 +420,12 @@ class Transaction:
 
     def new_file(self, table: str, key: str) -> Path:
         """A fresh path for a Parquet file the caller writes itself (then :meth:`put_file`)."""
-        path = self.ws.root / self._path(table, key)
-        if path.parent not in self._dirs:  # an ingest asks for a few files per input file
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._dirs.add(path.parent)
-        return path
+        folder = self._dirs.get(table)
+        if folder is None:  # an ingest asks for a dozen files per input file: each table's folder made once
+            folder = self.ws.root / "data" / table
+            folder.mkdir(parents=True, exist_ok=True)
+            self._dirs[table] = folder
+        return folder / self._name(key)
 
     def drop_partition(self, table: str, key: str) -> None:
         if table in self.tables:
