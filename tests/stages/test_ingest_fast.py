@@ -16,6 +16,7 @@ from polars.testing import assert_frame_equal
 from logmine.formats import _base, native
 from logmine.formats.native import fast as _native_fast
 from logmine.formats.native.fast import EVENT_COLUMNS, REQUEST_COLUMNS
+from logmine.formats.native.lines import _Lines
 
 # -- values that probe every check: right and wrong types, edge numbers, odd strings -------------
 _texts = st.one_of(
@@ -268,3 +269,21 @@ def test_suspect_rows_match_the_regex(values: list[str | None], offset: int) -> 
     series = pl.Series(values, dtype=pl.String()).slice(offset)
     expected = series.str.contains(_native_fast._SUSPECT).fill_null(False).arg_true().to_list()
     assert _native_fast._suspect_rows(series).tolist() == expected
+
+
+_UTF8_EDGES = [b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80", b"\xe2\x82", b"\xf0\x9f\x98\x80", b"\xc3\xa9", b"\xef\xbb\xbf"]
+"""A surrogate, an overlong slash, a code point past U+10FFFF, a cut sequence, then valid ones."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=12), st.sampled_from(_UTF8_EDGES), st.just(b"x\n")), max_size=12))
+def test_invalid_utf8_lines_are_the_lines_python_cannot_decode(parts: list[bytes]) -> None:
+    data = b"".join(parts)
+    lines = _Lines(data)
+    expected = []
+    for i in range(lines.count):
+        try:
+            data[int(lines.starts[i]):int(lines.ends[i])].decode()
+        except UnicodeDecodeError:
+            expected.append(i)
+    assert lines.invalid_utf8().tolist() == expected

@@ -64,17 +64,15 @@ class _Lines:
         return _Lines._string_column(self.count, self.ends, data)
 
     def invalid_utf8(self) -> np.ndarray:
-        """The lines that are not valid UTF-8 (ascending): only lines holding a byte >= 0x80 are
-        decoded, or the whole chunk first where many do."""
+        """The lines that are not valid UTF-8 (ascending): the whole chunk is checked first (Arrow's
+        check, a tenth of ``bytes.decode``'s time), then only lines holding a byte >= 0x80 are decoded."""
         if self._invalid is None:
             found: list[int] = []
             data = self.data
-            if not data.isascii():
+            if not data.isascii() and not _valid_utf8(data):
                 rows = np.unique(np.searchsorted(self.ends, np.flatnonzero(np.frombuffer(data, np.uint8) >= 0x80)))
-                if len(rows) > self.count // 8 and _valid_utf8(data):
-                    rows = rows[:0]
                 for i, start, end in zip(rows.tolist(), self.starts[rows].tolist(), self.ends[rows].tolist(), strict=True):
-                    if not _valid_utf8(data[start:end]):
+                    if not _decodes(data[start:end]):
                         found.append(i)
             self._invalid = np.array(found, np.int64)
         return self._invalid
@@ -87,6 +85,17 @@ class _Lines:
 
 
 def _valid_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8, by Arrow's validation of it as one string (no text is built)."""
+    array = pa.LargeStringArray.from_buffers(1, pa.py_buffer(np.array([0, len(data)], np.int64)), pa.py_buffer(data))
+    try:
+        array.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def _decodes(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8 (one short line: decoding costs less than setting up Arrow's check)."""
     try:
         data.decode()
     except UnicodeDecodeError:
