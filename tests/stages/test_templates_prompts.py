@@ -267,3 +267,16 @@ def test_prose_a_completion_prompt_ends_in_mid_line_is_code() -> None:
         assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())) == "{code}"
     for tail in ("Explain the code above.", "Explain the code above\n"):
         assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())).endswith(tail)
+
+
+def test_a_short_last_line_before_the_cursor_on_a_new_line_is_code() -> None:
+    """The cursor at the start of a new line: a last line of one or two words after code
+    (``import time``) is code with its line break; a longer line (an instruction), a closed one,
+    or a short one after a fence keeps its text."""
+    code = "+++++ src/acme/m.py\n    return total\n\n"
+    for tail in ("import time\n", "return x\n"):
+        assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())) == "{code}\n"
+    for tail in ("Explain the code above\n", "Thanks.\n"):
+        assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())).endswith(tail)
+    fenced = "user: ```src/acme/m.py\nx = 1\n```\nuser: Fix it\n"
+    assert SLOT.sub(r"{\1}", skeleton(fenced, {}, SlotStore())).endswith("```\nuser: Fix it\n")

@@ -405,8 +405,12 @@ def _cursor_end(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
     """Prose after the text's last code line up to its very end (no line break after it), with
     nothing fixed between, whose last line stops short (no sentence-ending or closing mark:
     ``def tes``, ``# If available, use C``) is the code's end: a completion prompt ends at the
-    cursor, mid-line. (A text ending in a line break or a closed line keeps its prose.)"""
+    cursor, mid-line. A last line of one or two words (``import time``, ``return x``) may end in a
+    line break: the cursor stands at the start of the next line. (A longer text ending in a line
+    break, or a closed line, keeps its prose: an instruction.)"""
     last = len(kinds) - 1
+    if last > 0 and pieces[last][0] == "\n" and len(pieces[last - 1][0].split()) <= 2:
+        last -= 1
     if last < 0 or kinds[last] != "text" or _CLOSED.search(pieces[last][0]):
         return
     i = last
