@@ -280,3 +280,26 @@ def test_a_short_last_line_before_the_cursor_on_a_new_line_is_code() -> None:
         assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())).endswith(tail)
     fenced = "user: ```src/acme/m.py\nx = 1\n```\nuser: Fix it\n"
     assert SLOT.sub(r"{\1}", skeleton(fenced, {}, SlotStore())).endswith("```\nuser: Fix it\n")
+
+
+def test_a_text_indented_as_a_whole_is_prose() -> None:
+    """A system prompt whose template indents every line is text, not a code slot; indented prose
+    among code (a comment's or a docstring's words) stays code."""
+    system = "     Review the code below for clarity.\n\n     Tone: friendly and brief, a fellow engineer.\n     Order: from top to bottom."
+    prompt = f"system: \n{system}\nuser: Please look at it"
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == prompt
+    code = "def total(xs):\n    Sum the values of the list and return it.\n    return sum(xs)"
+    assert SLOT.sub(r"{\1}", skeleton(f"Explain this.\n\n{code}", {}, SlotStore())) == "Explain this.\n\n{code}"
+
+
+def test_an_indented_system_prompt_is_one_template_across_chats_of_several_lengths() -> None:
+    """The same indented system turn, an attached file and requests of one to four words: one
+    template, the system prompt its static text (read as code, it was a slot in the chats whose
+    request lengths the gap merge joined, and static text in the others: three templates)."""
+    system = "system: \n     You review code for a team.\n     Be precise and kind in every remark.\n"
+    words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta", "lambda", "zeta"]
+    prompts = [f"{system}user: ```src/m{i}.py\ndef f{i}(x):\n    return x + {i}\n```\n"
+               f"user: Please rewrite the code above: \"{' '.join(words[i % 7 : i % 7 + 1 + i % 4])}\". Keep comments." for i in range(30)]
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert len(result.templates) == 1
+    assert next(iter(result.templates.values())).startswith(system)

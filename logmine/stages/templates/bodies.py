@@ -156,15 +156,27 @@ def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None,
             kind = cache[piece] = _kind(piece, at_line_start, language)
             if len(cache) >= _CACHE_SIZE:
                 cache.clear()
-        if kind == "text" and forced and _inside(offset, forced):
+        if kind in ("text", "indented") and forced and _inside(offset, forced):
             kind = "code"
         kinds.append(kind)
+    if "indented" in kinds:
+        _indented_prose(kinds)
     if '="' in text:
         _attribute_lines(pieces, kinds, text)
     _inline_fixed(pieces, kinds)
     _smooth(pieces, kinds)
     _comments(pieces, kinds)
     return kinds
+
+
+def _indented_prose(kinds: list[str]) -> None:
+    """Indented lines that read as prose (a comment's or docstring's words in code) are code,
+    unless every line of the text is one: a text indented as a whole (a system prompt indented
+    by its template) is text."""
+    kind = "text" if all(k in ("indented", "space") for k in kinds) else "code"
+    for i, k in enumerate(kinds):
+        if k == "indented":
+            kinds[i] = kind
 
 
 def _comments(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
@@ -340,13 +352,14 @@ def _inside(offset: int, spans: list[tuple[int, int]]) -> bool:
 
 
 def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
-    """fixed | space | code | text."""
+    """fixed | space | code | text | indented (an indented line that reads as prose)."""
     if _FIXED.fullmatch(piece):
         return "fixed"
     if not piece.strip():
         return "space"
     if at_line_start and (piece[:2] == "  " or piece[:1] == "\t"):
-        return "code"
+        # indentation makes code; a line that reads as prose is "indented" (:func:`_indented_prose`)
+        return "indented" if _kind(piece.lstrip(), True, None) == "text" else "code"
     if (at_line_start and ROLE_TAG_LINE.fullmatch(piece)) or (not at_line_start and _PUNCTUATION.fullmatch(piece)):
         return "text"
     if _HEADER.match(piece):
