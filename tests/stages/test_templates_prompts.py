@@ -303,3 +303,11 @@ def test_an_indented_system_prompt_is_one_template_across_chats_of_several_lengt
     result = mine_prompts({"prompt": p} for p in prompts)
     assert len(result.templates) == 1
     assert next(iter(result.templates.values())).startswith(system)
+
+
+def test_a_context_snippet_is_code_up_to_the_next_snippet_header() -> None:
+    """Context snippets (``+++++ path`` then the file's lines): a snippet cut inside a docstring,
+    whose lines read as prose, is code up to the next header, however many lines it has."""
+    prose = "\n".join(f"where the module is the name number {n} of a module to search" for n in range(15))
+    prompt = f"+++++ src/a.py\n    return x\n\n+++++ src/b.py\n{prose}\n\n+++++ {{file_path}}\n{{prefix}}"
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == "{code} {file_path}\n{prefix}"

@@ -19,7 +19,9 @@ import hashlib
 import re
 
 from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
-from logmine.prompt_syntax import FENCE_LINE, FIM_PREFIX_SENTINELS, FIM_START, FIM_SUFFIX_SENTINELS, ROLE_TAG_LINE, SENTINEL, TAG_OR_SENTINEL
+from logmine.prompt_syntax import (
+    FENCE_LINE, FIM_PREFIX_SENTINELS, FIM_START, FIM_SUFFIX_SENTINELS, ROLE_TAG_LINE, SENTINEL, SNIPPET_HEADERS, TAG_OR_SENTINEL,
+)
 from logmine.stages.templates.cluster import SLOT
 
 _FIXED = re.compile(
@@ -321,12 +323,23 @@ def _body_spans(text: str) -> list[tuple[int, int]]:
     for m in FIM_START.finditer(text):
         nxt = SENTINEL.search(text, m.end())
         spans.append((m.end(), nxt.start() if nxt else len(text)))
+    if "\n" + SNIPPET_HEADERS[0] in text or text.startswith(SNIPPET_HEADERS):
+        # a context snippet: from its header line (``+++++ path``) to the next one, the file's code
+        heads = [m.start() for m in _SNIPPET_HEAD.finditer(text)]
+        for a, b in zip(heads, heads[1:]):
+            line_end = text.find("\n", a, b)
+            if line_end >= 0:
+                nxt = SENTINEL.search(text, line_end, b)
+                spans.append((line_end + 1, nxt.start() if nxt else b))
     if (suffix := _FIM_SUFFIX.search(text)) and not _FIM_PREFIX.search(text, 0, suffix.start()):
         # no prefix sentinel before the suffix one (``{prefix}<|fim_suffix|>{suffix}<|fim_middle|>``):
         # the text up to it, from the sentinel before it or the start, is the prefix
         before = [m.end() for m in SENTINEL.finditer(text, 0, suffix.start())]
         spans.append((before[-1] if before else 0, suffix.start()))
     return spans
+
+
+_SNIPPET_HEAD = re.compile("(?m)^(?:" + "|".join(map(re.escape, SNIPPET_HEADERS)) + ")")
 
 
 _FIM_SUFFIX = re.compile("|".join(map(re.escape, FIM_SUFFIX_SENTINELS)))
