@@ -267,3 +267,47 @@ def test_prose_a_completion_prompt_ends_in_mid_line_is_code() -> None:
         assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())) == "{code}"
     for tail in ("Explain the code above.", "Explain the code above\n"):
         assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())).endswith(tail)
+
+
+def test_a_short_last_line_before_the_cursor_on_a_new_line_is_code() -> None:
+    """The cursor at the start of a new line: a last line of one or two words after code
+    (``import time``) is code with its line break; a longer line (an instruction), a closed one,
+    or a short one after a fence keeps its text."""
+    code = "+++++ src/acme/m.py\n    return total\n\n"
+    for tail in ("import time\n", "return x\n"):
+        assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())) == "{code}\n"
+    for tail in ("Explain the code above\n", "Thanks.\n"):
+        assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())).endswith(tail)
+    fenced = "user: ```src/acme/m.py\nx = 1\n```\nuser: Fix it\n"
+    assert SLOT.sub(r"{\1}", skeleton(fenced, {}, SlotStore())).endswith("```\nuser: Fix it\n")
+
+
+def test_a_text_indented_as_a_whole_is_prose() -> None:
+    """A system prompt whose template indents every line is text, not a code slot; indented prose
+    among code (a comment's or a docstring's words) stays code."""
+    system = "     Review the code below for clarity.\n\n     Tone: friendly and brief, a fellow engineer.\n     Order: from top to bottom."
+    prompt = f"system: \n{system}\nuser: Please look at it"
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == prompt
+    code = "def total(xs):\n    Sum the values of the list and return it.\n    return sum(xs)"
+    assert SLOT.sub(r"{\1}", skeleton(f"Explain this.\n\n{code}", {}, SlotStore())) == "Explain this.\n\n{code}"
+
+
+def test_an_indented_system_prompt_is_one_template_across_chats_of_several_lengths() -> None:
+    """The same indented system turn, an attached file and requests of one to four words: one
+    template, the system prompt its static text (read as code, it was a slot in the chats whose
+    request lengths the gap merge joined, and static text in the others: three templates)."""
+    system = "system: \n     You review code for a team.\n     Be precise and kind in every remark.\n"
+    words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta", "lambda", "zeta"]
+    prompts = [f"{system}user: ```src/m{i}.py\ndef f{i}(x):\n    return x + {i}\n```\n"
+               f"user: Please rewrite the code above: \"{' '.join(words[i % 7 : i % 7 + 1 + i % 4])}\". Keep comments." for i in range(30)]
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert len(result.templates) == 1
+    assert next(iter(result.templates.values())).startswith(system)
+
+
+def test_a_context_snippet_is_code_up_to_the_next_snippet_header() -> None:
+    """Context snippets (``+++++ path`` then the file's lines): a snippet cut inside a docstring,
+    whose lines read as prose, is code up to the next header, however many lines it has."""
+    prose = "\n".join(f"where the module is the name number {n} of a module to search" for n in range(15))
+    prompt = f"+++++ src/a.py\n    return x\n\n+++++ src/b.py\n{prose}\n\n+++++ {{file_path}}\n{{prefix}}"
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == "{code} {file_path}\n{prefix}"

@@ -19,7 +19,9 @@ import hashlib
 import re
 
 from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
-from logmine.prompt_syntax import FENCE_LINE, FIM_PREFIX_SENTINELS, FIM_START, FIM_SUFFIX_SENTINELS, ROLE_TAG_LINE, SENTINEL, TAG_OR_SENTINEL
+from logmine.prompt_syntax import (
+    FENCE_LINE, FIM_PREFIX_SENTINELS, FIM_START, FIM_SUFFIX_SENTINELS, ROLE_TAG_LINE, SENTINEL, SNIPPET_HEADERS, TAG_OR_SENTINEL,
+)
 from logmine.stages.templates.cluster import SLOT
 
 _FIXED = re.compile(
@@ -156,15 +158,27 @@ def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None,
             kind = cache[piece] = _kind(piece, at_line_start, language)
             if len(cache) >= _CACHE_SIZE:
                 cache.clear()
-        if kind == "text" and forced and _inside(offset, forced):
+        if kind in ("text", "indented") and forced and _inside(offset, forced):
             kind = "code"
         kinds.append(kind)
+    if "indented" in kinds:
+        _indented_prose(kinds)
     if '="' in text:
         _attribute_lines(pieces, kinds, text)
     _inline_fixed(pieces, kinds)
     _smooth(pieces, kinds)
     _comments(pieces, kinds)
     return kinds
+
+
+def _indented_prose(kinds: list[str]) -> None:
+    """Indented lines that read as prose (a comment's or docstring's words in code) are code,
+    unless every line of the text is one: a text indented as a whole (a system prompt indented
+    by its template) is text."""
+    kind = "text" if all(k in ("indented", "space") for k in kinds) else "code"
+    for i, k in enumerate(kinds):
+        if k == "indented":
+            kinds[i] = kind
 
 
 def _comments(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
@@ -309,12 +323,23 @@ def _body_spans(text: str) -> list[tuple[int, int]]:
     for m in FIM_START.finditer(text):
         nxt = SENTINEL.search(text, m.end())
         spans.append((m.end(), nxt.start() if nxt else len(text)))
+    if "\n" + SNIPPET_HEADERS[0] in text or text.startswith(SNIPPET_HEADERS):
+        # a context snippet: from its header line (``+++++ path``) to the next one, the file's code
+        heads = [m.start() for m in _SNIPPET_HEAD.finditer(text)]
+        for a, b in zip(heads, heads[1:]):
+            line_end = text.find("\n", a, b)
+            if line_end >= 0:
+                nxt = SENTINEL.search(text, line_end, b)
+                spans.append((line_end + 1, nxt.start() if nxt else b))
     if (suffix := _FIM_SUFFIX.search(text)) and not _FIM_PREFIX.search(text, 0, suffix.start()):
         # no prefix sentinel before the suffix one (``{prefix}<|fim_suffix|>{suffix}<|fim_middle|>``):
         # the text up to it, from the sentinel before it or the start, is the prefix
         before = [m.end() for m in SENTINEL.finditer(text, 0, suffix.start())]
         spans.append((before[-1] if before else 0, suffix.start()))
     return spans
+
+
+_SNIPPET_HEAD = re.compile("(?m)^(?:" + "|".join(map(re.escape, SNIPPET_HEADERS)) + ")")
 
 
 _FIM_SUFFIX = re.compile("|".join(map(re.escape, FIM_SUFFIX_SENTINELS)))
@@ -340,13 +365,14 @@ def _inside(offset: int, spans: list[tuple[int, int]]) -> bool:
 
 
 def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
-    """fixed | space | code | text."""
+    """fixed | space | code | text | indented (an indented line that reads as prose)."""
     if _FIXED.fullmatch(piece):
         return "fixed"
     if not piece.strip():
         return "space"
     if at_line_start and (piece[:2] == "  " or piece[:1] == "\t"):
-        return "code"
+        # indentation makes code; a line that reads as prose is "indented" (:func:`_indented_prose`)
+        return "indented" if _kind(piece.lstrip(), True, None) == "text" else "code"
     if (at_line_start and ROLE_TAG_LINE.fullmatch(piece)) or (not at_line_start and _PUNCTUATION.fullmatch(piece)):
         return "text"
     if _HEADER.match(piece):
@@ -405,8 +431,12 @@ def _cursor_end(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
     """Prose after the text's last code line up to its very end (no line break after it), with
     nothing fixed between, whose last line stops short (no sentence-ending or closing mark:
     ``def tes``, ``# If available, use C``) is the code's end: a completion prompt ends at the
-    cursor, mid-line. (A text ending in a line break or a closed line keeps its prose.)"""
+    cursor, mid-line. A last line of one or two words (``import time``, ``return x``) may end in a
+    line break: the cursor stands at the start of the next line. (A longer text ending in a line
+    break, or a closed line, keeps its prose: an instruction.)"""
     last = len(kinds) - 1
+    if last > 0 and pieces[last][0] == "\n" and len(pieces[last - 1][0].split()) <= 2:
+        last -= 1
     if last < 0 or kinds[last] != "text" or _CLOSED.search(pieces[last][0]):
         return
     i = last
