@@ -48,7 +48,7 @@ import polars as pl  # noqa: E402
 from prompt_chats import chat_records, write_chat_log  # noqa: E402
 from prompt_logs import MARK, Record, load_templates, records, write_logs  # noqa: E402
 
-from logmine.evaluate import score  # noqa: E402
+from logmine.evaluate import grouping_accuracy_of, score  # noqa: E402
 
 DEFAULT_TEMPLATES = ROOT.parent / "shared" / "benchmarks" / "prompt-templates" / "templates.jsonl"
 
@@ -166,11 +166,14 @@ def scale_worker(
     rows = load_templates(templates)
 
     truth: list[str] = []
+    dev: list[bool] = []  # whether each prompt's template is of the development fold
+    dev_names = {r["name"] for r in fold_rows(rows, DEV_FOLD)}
 
     def stream(keep_truth: bool = False) -> Any:
         for r in records(rows, 0, seed, size, total=n, requests=requests):
             if keep_truth:
                 truth.append(r.truth)
+                dev.append(r.template_name in dev_names)
             yield {"prompt": r.prompt, "prefix": r.prefix, "suffix": r.suffix, "file_path": r.file_path, "language": r.language}
 
     cpu0 = _cpu()
@@ -193,9 +196,15 @@ def scale_worker(
     merged = time.perf_counter() - started
     merged_cpu = _cpu() - cpu0
     tpl = score(truth, result.assignments)
-    fam = score(truth, [dedup.family_of[a] for a in result.assignments])
+    families = [dedup.family_of[a] for a in result.assignments]
+    fam = score(truth, families)
+    out_of_dev = [not d for d in dev]
     return {
         "truth_templates": len(set(truth)), "templates_ga": round(tpl.ga, 4), "families_ga": round(fam.ga, 4),
+        "fold_ga": {"in": {"templates": round(grouping_accuracy_of(truth, result.assignments, dev), 4),
+                           "families": round(grouping_accuracy_of(truth, families, dev), 4), "prompts": sum(dev)},
+                    "out": {"templates": round(grouping_accuracy_of(truth, result.assignments, out_of_dev), 4),
+                            "families": round(grouping_accuracy_of(truth, families, out_of_dev), 4), "prompts": len(dev) - sum(dev)}},
         "prompts": n, "requests": requests, "mean_chars": round(chars / max(n, 1)), "generator_seconds": round(generate, 1),
         "mine_seconds_incl_generator": round(mined, 1), "merge_seconds": round(merged, 1),
         "total_seconds_excl_generator": round(mined - generate + merged, 1),
@@ -231,7 +240,11 @@ def scale_table(r: dict[str, Any]) -> str:
         "", f"Peak RSS {r['peak_rss_mb']:,} MB" + (f" (skeleton worker: {r['worker_peak_rss_mb']:,} MB)" if r.get("worker_peak_rss_mb") else "")
         + f"; {r['compactions']} compactions of the miner's signature table.", "",
         f"Accuracy at this scale: {r['truth_templates']} true templates; GA {r['templates_ga']:.3f} of the mined templates, "
-        f"{r['families_ga']:.3f} after merging.", "",
+        f"{r['families_ga']:.3f} after merging." + (
+            f" The prompts of fold {DEV_FOLD}'s templates (in sample, {r['fold_ga']['in']['prompts']:,}): "
+            f"{r['fold_ga']['in']['templates']:.3f} / {r['fold_ga']['in']['families']:.3f}; of the other fold's "
+            f"(out of sample, {r['fold_ga']['out']['prompts']:,}): {r['fold_ga']['out']['templates']:.3f} / "
+            f"{r['fold_ga']['out']['families']:.3f}." if "fold_ga" in r else ""), "",
     ])
 
 

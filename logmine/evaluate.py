@@ -80,6 +80,14 @@ def grouping_accuracy(truth: Sequence[Hashable], parsed: Sequence[Hashable]) -> 
     return sum(sizes[p] for p in _correct_groups(truth, parsed)) / len(truth)
 
 
+def grouping_accuracy_of(truth: Sequence[Hashable], parsed: Sequence[Hashable], part: Sequence[bool]) -> float:
+    """GA over the lines where ``part`` is true (say, the lines of one fold's templates), each line
+    judged in the whole parse: right when its true group is exactly one parsed group."""
+    right = _correct_groups(truth, parsed)
+    lines = [p for p, keep in zip(parsed, part, strict=True) if keep]
+    return sum(p in right for p in lines) / len(lines) if lines else 1.0
+
+
 def _pairs(sizes: Sequence[int]) -> int:
     return sum(n * (n - 1) // 2 for n in sizes)
 
