@@ -81,23 +81,3 @@ def test_a_chat_with_one_more_attached_file_is_another_template() -> None:
         assert template.startswith(SYSTEM + "\nuser: ```")
         assert template.count("\nuser: ") in (2, 3)
     assert all(prompt_template_regex(result.templates[t]).match(r["prompt"]) for t, r in zip(result.assignments, records))
-
-
-def test_a_few_units_of_several_prompt_templates_that_share_a_length_are_split() -> None:
-    """Three prompt templates whose user turns happen to have the same number of words, three units
-    of one and one each of the others: every position differs in three ways over five units (too
-    many words for a constant), but the words of one template decide all the others, so the units
-    are split into their templates, not read as one template of wildcards."""
-    words = ["alpha", "beta", "gamma", "delta", "omega", "sigma"]
-    static = [
-        "Consider the following code and edit it to satisfy this one request".split(),
-        "This is what we rewrite so make sure you keep its prefix".split(),
-        "You are an expert programmer who rewrites all above lines for us".split(),
-    ]
-    units = [("user:", *static[0], words[i], words[i + 1]) for i in range(3)]
-    units += [("user:", *static[1], "zeta", "eta"), ("user:", *static[2], "theta", "iota")]
-    groups = cluster(units, [1] * len(units), ClusterParams(chat_turns=True))
-    assert sorted(sorted(g.members) for g in groups) == [[0, 1, 2], [3], [4]]
-    # one template's units whose request words differ stay one template
-    same = [("user:", *static[0], words[i], words[(i + 2) % 6]) for i in range(5)]
-    assert len(cluster(same, [1] * len(same), ClusterParams(chat_turns=True))) == 1

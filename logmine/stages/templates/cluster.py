@@ -251,11 +251,9 @@ def _key_position(cols: list[tuple[int, tuple[str, ...]]], params: ClusterParams
     ranked = sorted((len(set(col)), pos, col) for pos, col in cols)
     best: tuple[int, int] | None = None
     for distinct, pos, col in ranked[: params.key_candidates]:
-        if 2 * distinct > n and not (params.chat_turns and distinct < n):
+        if 2 * distinct > n:
             break
         determined = sum(1 for other, ocol in cols if other != pos and _determines(col, ocol))
-        if 2 * distinct > n and 2 * determined <= len(cols):
-            continue  # a key of many words must decide most differing positions (see below)
         if determined >= params.min_determined and (best is None or determined > best[0]):
             best = (determined, pos)
     return None if best is None else best[1]
