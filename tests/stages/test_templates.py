@@ -197,3 +197,30 @@ def test_a_word_opening_with_a_brace_is_text_not_a_slot_name() -> None:
     regex = _pattern_regex(["map", "{(x)", "{code}", "{items}"])
     assert regex.match("map {(x) {code:abcdefgh} {items}")
     assert regex.match("map {(x) {code:abcdefgh} {other}") is None
+
+
+def test_first_word_that_is_a_field_is_a_variable() -> None:
+    # a process name first (chrome.exe - ...): it varies across every event, so it is a variable,
+    # and the events are told apart by their own words
+    procs = ["chrome.exe", "svchost.exe", "firefox.exe", "outlook.exe", "python"]
+    events = ["open through proxy {}", "close, {} bytes sent", "error : Could not connect through proxy {}"]
+    lines = [f"{procs[(i * 7 + k) % 5]} - {e.format(f'10.0.{i}.{k}:80' if '{}' in e else '')}" for i in range(6) for k, e in enumerate(events)]
+    result = mine_templates(lines)
+    assert sorted(set(result.templates.values())) == [
+        "<*> - close, <*> bytes sent", "<*> - error : Could not connect through proxy <*>", "<*> - open through proxy <*>"]
+
+
+def test_first_word_naming_the_event_stays_a_bucket() -> None:
+    # first words that name events, a rest seen after two of them: not a field
+    lines = [f"{verb} service {name}" for name in ("alpha", "beta", "gamma", "delta", "omega", "kappa") for verb in ("Starting", "Stopping")]
+    assert sorted(set(mine_templates(lines).templates.values())) == ["Starting service <*>", "Stopping service <*>"]
+
+
+def test_leading_key_value_fields_do_not_name_the_event() -> None:
+    # pid=<n> level=<LEVEL> then the message: the message's first word names the event
+    levels = ["INFO", "WARNING", "ERROR"]
+    events = ["Closing checkpoint writer {}", "Rank {} finished join last call", "stopping etcd server {}"]
+    lines = [f"pid={100 + i} level={levels[i % 3]} {e.format(i)}" for i in range(9) for e in events]
+    assert sorted(set(mine_templates(lines).templates.values())) == [
+        "pid=<*> level=<*> Closing checkpoint writer <*>", "pid=<*> level=<*> Rank <*> finished join last call",
+        "pid=<*> level=<*> stopping etcd server <*>"]

@@ -203,14 +203,17 @@ def _cut(text: str, rx: re.Pattern[str]) -> str:
 
 
 def _split_bucket(
-    members: list[int], units: Sequence[tuple[str, ...]], weights: Sequence[int], params: ClusterParams, wildcards: frozenset[str]
+    members: list[int], units: Sequence[tuple[str, ...]], weights: Sequence[int], params: ClusterParams, wildcards: frozenset[str],
+    start: int = 0,
 ) -> list[Group]:
+    """Split a bucket on constant-looking positions; positions before ``start`` (a first word
+    that is a field) are never split on: they stay variables."""
     out: list[Group] = []
     stack = [members]
     while stack:
         idx = stack.pop()
         rows = [units[i] for i in idx]
-        cols = [(pos, col) for pos, col in enumerate(zip(*rows)) if pos and len(set(col)) > 1]
+        cols = [(pos, col) for pos, col in enumerate(zip(*rows)) if pos >= start and len(set(col)) > 1]
         split = _constant_position(idx, cols, weights, params, wildcards)
         if split is None:
             split = _key_position(cols, params)
@@ -222,6 +225,52 @@ def _split_bucket(
             parts[units[i][split]].append(i)
         stack.extend(parts[v] for v in sorted(parts, reverse=True))
     return out
+
+
+_FIELD_SHARE = 0.5
+"""Share of the lines whose rest recurs after several first words before the first word is a field."""
+_FIELD_FIRSTS = 3
+"""First words a rest must follow to count as evidence that the first word is a field."""
+_REST = 3
+"""Words after the first that name a line's rest, for that test."""
+
+
+def first_is_field(
+    units: Sequence[tuple[str, ...]], weights: Sequence[int], members: Sequence[int], params: ClusterParams, wildcards: frozenset[str],
+) -> bool:
+    """Whether the first word of these lines is a field that varies across events (a process
+    name, ``chrome.exe - open through proxy``), not the word that names the event: most lines
+    have a rest (length and next words) that follows at least three different first words and
+    holds ``min_context_tokens`` constant words. In logs whose first word names the event, a
+    rest follows one first word, two at most (``Starting``/``Stopping``)."""
+    firsts: dict[tuple[int, tuple[str, ...]], set[str]] = defaultdict(set)
+    for i in members:
+        toks = units[i]
+        if len(toks) > 1:
+            firsts[(len(toks), toks[1 : 1 + _REST])].add(toks[0])
+    total = shared = 0
+    for i in members:
+        toks = units[i]
+        total += weights[i]
+        if (
+            len(toks) > 1 and len(firsts[(len(toks), toks[1 : 1 + _REST])]) >= _FIELD_FIRSTS
+            and sum(1 for t in toks[1:] if not has_mask(t, wildcards)) >= params.min_context_tokens
+        ):
+            shared += weights[i]
+    return total > 0 and shared >= _FIELD_SHARE * total
+
+
+def _bucket_word(toks: Sequence[str], start: int, wildcards: frozenset[str]) -> str:
+    """The word that names a line's event: the first from ``start`` that holds a letter and is
+    neither a masked value nor a ``key=value`` field (``pid=<*> level=INFO Closing ...`` is
+    bucketed by ``Closing``); the line's first word when there is none."""
+    for tok in toks[start : start + 4]:
+        if _LETTER.search(tok) and not has_mask(tok, wildcards) and not _KEYED.match(tok):
+            return _slot_names(tok)
+    return _slot_names(toks[0]) if toks else ""
+
+
+_LETTER = re.compile(r"[A-Za-z]")
 
 
 def _constant_position(
@@ -497,14 +546,16 @@ def cluster(
 ) -> list[Group]:
     """Partition ``units`` (or the subset ``members``) into templates, sorted by pattern."""
     params = params or ClusterParams()
+    live = list(range(len(units)) if members is None else members)
+    field = not params.chat_turns and first_is_field(units, weights, live, params, wildcards)
     buckets: dict[tuple[int, str], list[int]] = defaultdict(list)
-    for i in range(len(units)) if members is None else members:
+    for i in live:
         toks = units[i]
-        buckets[(len(toks), _slot_names(toks[0]) if toks else "", _sentinels(toks), _turn_positions(toks) if params.chat_turns else ())].append(i)
+        buckets[(len(toks), _bucket_word(toks, 1 if field else 0, wildcards), _sentinels(toks), _turn_positions(toks) if params.chat_turns else ())].append(i)
     groups: list[Group] = []
     for key in sorted(buckets):
         idx = sorted(buckets[key], key=lambda i: units[i])
-        groups.extend(_split_bucket(idx, units, weights, params, wildcards))
+        groups.extend(_split_bucket(idx, units, weights, params, wildcards, 1 if field else 0))
     structure: StructureFn = (lambda g: turns(units[g.members[0]])) if params.chat_turns else (lambda g: ())
     groups = _merge_gaps(_merge_lengths(groups, structure), weights, params, wildcards, structure)
     for g in groups:
