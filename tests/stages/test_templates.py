@@ -224,3 +224,13 @@ def test_leading_key_value_fields_do_not_name_the_event() -> None:
     assert sorted(set(mine_templates(lines).templates.values())) == [
         "pid=<*> level=<*> Closing checkpoint writer <*>", "pid=<*> level=<*> Rank <*> finished join last call",
         "pid=<*> level=<*> stopping etcd server <*>"]
+
+
+def test_first_word_region_with_two_long_context_words_is_a_variable() -> None:
+    # two constant words, but 20 characters of them: the class name first is a value
+    names = ["ActorClient", "ServerConfig", "ServerManager", "TaskHandler", "NodeWorker", "GraphError"]
+    lines = [f"{n} usMaxContext updated: {i}" for i in range(3) for n in names]
+    assert sorted(set(mine_templates(lines).templates.values())) == ["<*> usMaxContext updated: <*>"]
+    # two short words (8 characters) stay too little context: each first word names its event
+    short = [f"{w} (command {i})" for i, w in enumerate(["boot", "wait", "halt", "reboot", "risBoot", "bootGen"])]
+    assert len(set(mine_templates(short).templates.values())) == 6

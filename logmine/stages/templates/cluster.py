@@ -356,9 +356,11 @@ def _merge_gaps(
                 classes[structure(groups[k])].append(k)
         # an open frame (no head, or no tail) only frames one word: the first or last word of a line
         limit = context if head and tail else 1
+        enough = context >= params.min_context_tokens or (
+            not (head and tail) and context >= 2 and _context_chars((head, tail), wildcards) >= params.min_context_chars)
         for framed in classes.values():
             short = [k for k in framed if len(pats[k]) - len(head) - len(tail) <= limit]
-            if context >= params.min_context_tokens and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
+            if enough and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
                 _join(parent, short)
             elif (
                 head and tail and _context_chars((head, tail), wildcards) >= params.min_context_chars
