@@ -233,3 +233,25 @@ def test_first_word_region_with_two_long_context_words_is_a_variable() -> None:
     # two short words (8 characters) stay too little context: each first word names its event
     short = [f"{w} (command {i})" for i, w in enumerate(["boot", "wait", "halt", "reboot", "risBoot", "bootGen"])]
     assert len(set(mine_templates(short).templates.values())) == 6
+
+
+def test_pipe_delimited_fields_vary_on_their_own() -> None:
+    # thread|logger|message: the thread varies in every line, the logger is one word for all lines,
+    # and the message's first word names the event; each line keeps its exact text in its template
+    # (six events of one length, each with a word-valued variable, so no position decides the others)
+    threads = ["main", "worker", "io", "scheduler", "gc", "rpc"]
+    names = ["alice", "bob", "carol", "dave", "erin", "frank"]
+    events = ["Started replica", "Stopped server", "Draining node", "Joined cluster", "Lost actor", "Scaled deployment"]
+    lines = [f"{threads[(i + k) % 6]}|ray.serve|{e} {names[(i + 2 * k) % 6]} in {i * 10 + k}" for i in range(6) for k, e in enumerate(events)]
+    result = mine_templates(lines)
+    assert sorted(set(result.templates.values())) == sorted(f"<*>|ray.serve|{e} <*> in <*>" for e in events)
+    assert all(template_regex(result.template_of(n)).match(line) for n, line in enumerate(lines))
+
+
+def test_split_fields_joins_back_to_the_words() -> None:
+    from logmine.stages.templates.state import render, split_fields
+
+    words = ["alice|pydantic|`x`", "is", "FA||Url||taskID", "end|"]
+    tokens, seps = split_fields(words)
+    assert tokens == ("alice|", "pydantic|", "`x`", "is", "FA|", "|", "Url|", "|", "taskID", "end|")
+    assert render(tokens, seps) == " ".join(words)

@@ -6,6 +6,10 @@ templates. The steps, each deterministic and independent of the order of the uni
 
 1. Bucket the units by token count, first token (the first word names the event, as in
    Drain's tree) and the model-format tokens they hold (``<|fim_prefix|>``: a prompt format).
+   The bucket word skips what names no event: a masked value or ``key=value`` field
+   (``pid=<*> level=INFO``); a first word that is a field (most lines' rest follows three or
+   more first words: ``chrome.exe - ...``), which then stays a variable; and, after such a
+   field, a word nearly every line has (a logger's name in ``main|ray.serve|Started ...``).
 2. Split each bucket recursively, always on the position with the fewest distinct words,
    while that position looks like a constant: few distinct words (at most
    ``max_constant_values``), not a ``key=value`` pair, no masked value among them. The
@@ -260,14 +264,38 @@ def first_is_field(
     return total > 0 and shared >= _FIELD_SHARE * total
 
 
-def _bucket_word(toks: Sequence[str], start: int, wildcards: frozenset[str]) -> str:
+def _bucket_word(toks: Sequence[str], start: int, wildcards: frozenset[str], common: frozenset[tuple[int, str]] = frozenset()) -> str:
     """The word that names a line's event: the first from ``start`` that holds a letter and is
-    neither a masked value nor a ``key=value`` field (``pid=<*> level=INFO Closing ...`` is
-    bucketed by ``Closing``); the line's first word when there is none."""
-    for tok in toks[start : start + 4]:
-        if _LETTER.search(tok) and not has_mask(tok, wildcards) and not _KEYED.match(tok):
+    neither a masked value, a ``key=value`` field nor a word nearly every line has at its
+    position (``common``: a logger's name in ``main|ray.serve|Started ...``); so
+    ``pid=<*> level=INFO Closing ...`` is bucketed by ``Closing``. The line's first word when
+    there is none."""
+    for pos in range(start, min(len(toks), start + 4)):
+        tok = toks[pos]
+        if _LETTER.search(tok) and not has_mask(tok, wildcards) and not _KEYED.match(tok) and (pos, tok) not in common:
             return _slot_names(tok)
     return _slot_names(toks[0]) if toks else ""
+
+
+_COMMON_SHARE = 0.9
+"""Share of the lines a word needs at its position (among the first four) to name no event."""
+
+
+def _common_words(units: Sequence[tuple[str, ...]], weights: Sequence[int], members: Sequence[int]) -> frozenset[tuple[int, str]]:
+    """``(position, word)`` for the first four positions where one word is in nearly all lines
+    (``_COMMON_SHARE``): a constant field, the same for every event."""
+    out = set()
+    for pos in range(4):
+        counts: Counter[str] = Counter()
+        for i in members:
+            if len(units[i]) > pos:
+                counts[units[i][pos]] += weights[i]
+        total = sum(counts.values())
+        if total:
+            word, n = counts.most_common(1)[0]
+            if n >= _COMMON_SHARE * total and total >= _COMMON_SHARE * sum(weights[i] for i in members):
+                out.add((pos, word))
+    return frozenset(out)
 
 
 _LETTER = re.compile(r"[A-Za-z]")
@@ -318,6 +346,7 @@ def _determines(key: Sequence[str], other: Sequence[str]) -> bool:
 
 def _merge_gaps(
     groups: list[Group], weights: Sequence[int], params: ClusterParams, wildcards: frozenset[str], structure: StructureFn = lambda g: (),
+    common: frozenset[str] = frozenset(),
 ) -> list[Group]:
     """Merge templates that share a frame (the same words before and after) and differ only in
     the one region between, when that region takes many values of any length ("Opened project
@@ -326,7 +355,8 @@ def _merge_gaps(
     A frame needs ``min_context_tokens`` constant words, and it holds only the templates whose
     region is no longer than that, so a shared header never swallows the messages after it;
     or, for a region of mostly one-off values (free text), one constant word. Only templates of
-    the same ``structure`` (their chat turns) merge.
+    the same ``structure`` (their chat turns) merge. Words nearly every line has (``common``: a
+    logger's name in each line) are no context.
     """
     # a slot token seen in one unit only is no evidence of static text: read it as its named slot
     pats = [collapse_wildcards(tuple(_slot_names(t) for t in g.pattern) if len(g.members) == 1 else g.pattern) for g in groups]
@@ -363,7 +393,7 @@ def _merge_gaps(
             if enough and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
                 _join(parent, short)
             elif (
-                head and tail and _context_chars((head, tail), wildcards) >= params.min_context_chars
+                head and tail and _context_chars((head, tail), wildcards, common) >= params.min_context_chars
                 and _variable_region(framed, pats, lines, head, tail, params, wildcards, unique=True)
             ):
                 _join(parent, framed)
@@ -449,12 +479,13 @@ def _frame(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[tuple[str, ...], tup
     return a[:h], a[len(a) - t :]
 
 
-def _context(frame: tuple[tuple[str, ...], tuple[str, ...]], wildcards: frozenset[str]) -> int:
-    return sum(1 for part in frame for tok in part if not has_mask(tok, wildcards))
+def _context(frame: tuple[tuple[str, ...], tuple[str, ...]], wildcards: frozenset[str], common: frozenset[str] = frozenset()) -> int:
+    """The constant words of a frame; a word nearly every line has (``common``) tells no event apart."""
+    return sum(1 for part in frame for tok in part if not has_mask(tok, wildcards) and tok not in common)
 
 
-def _context_chars(frame: tuple[tuple[str, ...], tuple[str, ...]], wildcards: frozenset[str]) -> int:
-    return sum(len(tok) for part in frame for tok in part if not has_mask(tok, wildcards))
+def _context_chars(frame: tuple[tuple[str, ...], tuple[str, ...]], wildcards: frozenset[str], common: frozenset[str] = frozenset()) -> int:
+    return sum(len(tok) for part in frame for tok in part if not has_mask(tok, wildcards) and tok not in common)
 
 
 def _in_frame(p: tuple[str, ...], head: tuple[str, ...], tail: tuple[str, ...]) -> bool:
@@ -550,16 +581,19 @@ def cluster(
     params = params or ClusterParams()
     live = list(range(len(units)) if members is None else members)
     field = not params.chat_turns and first_is_field(units, weights, live, params, wildcards)
+    # after a first word that is a field, a word nearly every line has is a field too (a logger's name)
+    common = _common_words(units, weights, live) if field else frozenset()
     buckets: dict[tuple[int, str], list[int]] = defaultdict(list)
     for i in live:
         toks = units[i]
-        buckets[(len(toks), _bucket_word(toks, 1 if field else 0, wildcards), _sentinels(toks), _turn_positions(toks) if params.chat_turns else ())].append(i)
+        word = _bucket_word(toks, 1 if field else 0, wildcards, common)
+        buckets[(len(toks), word, _sentinels(toks), _turn_positions(toks) if params.chat_turns else ())].append(i)
     groups: list[Group] = []
     for key in sorted(buckets):
         idx = sorted(buckets[key], key=lambda i: units[i])
         groups.extend(_split_bucket(idx, units, weights, params, wildcards, 1 if field else 0))
     structure: StructureFn = (lambda g: turns(units[g.members[0]])) if params.chat_turns else (lambda g: ())
-    groups = _merge_gaps(_merge_lengths(groups, structure), weights, params, wildcards, structure)
+    groups = _merge_gaps(_merge_lengths(groups, structure), weights, params, wildcards, structure, frozenset(w for _, w in common if _LETTER.search(w)))
     for g in groups:
         g.members.sort()
     return sorted(groups, key=lambda g: (g.pattern, g.members[0] if g.members else -1))
