@@ -275,9 +275,9 @@ def shape_of(system: str) -> str:
     return SHAPES[hashlib.blake2b(system.encode()).digest()[1] % len(SHAPES)]
 
 
-def dataset(system: str, fmts: list[str], lines: int, max_templates: int) -> tuple[list[str], list[str]]:
-    """``(lines, truths)`` of one system (seeded by its name)."""
-    rng = random.Random(system)
+def dataset(system: str, fmts: list[str], lines: int, max_templates: int, seed: int = 0) -> tuple[list[str], list[str]]:
+    """``(lines, truths)`` of one system (seeded by its name, and ``seed`` when not 0)."""
+    rng = random.Random(system if not seed else f"{system}:{seed}")
     by_truth: dict[str, str] = {}
     for f in fmts:
         by_truth.setdefault(truth_of(f), f)
@@ -328,13 +328,14 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=2000, help="lines per system")
     parser.add_argument("--min-templates", type=int, default=25, help="templates a system needs")
     parser.add_argument("--max-templates", type=int, default=150, help="templates a system holds at most")
+    parser.add_argument("--seed", type=int, default=0, help="another draw of templates and values (0: the reported one)")
     parser.add_argument("--half", choices=("dev", "out", "both"), default="both", help="which half to run")
     parser.add_argument("--worst", type=int, default=0, help="also print the N largest wrongly grouped truths per system")
     parser.add_argument("--json", type=Path, help="also write every figure here")
     parser.add_argument("--dump", type=Path, help="also write each system's lines and truths here (one JSON per system)")
     args = parser.parse_args()
     found = systems_of(harvest(tuple(args.roots)), args.min_templates)
-    data = {n: dataset(n, f, args.lines, args.max_templates) for n, f in sorted(found.items()) if args.half in ("both", half(n))}
+    data = {n: dataset(n, f, args.lines, args.max_templates, args.seed) for n, f in sorted(found.items()) if args.half in ("both", half(n))}
     print(f"## templates: lines rendered from source logging calls ({len(data)} systems)\n")
     result = evaluate(data)
     print(table(result, data))
