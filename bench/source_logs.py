@@ -319,6 +319,13 @@ def table(result: dict[str, dict[str, Scores]], data: dict[str, tuple[list[str],
             m = {p: sum(result[n][p].ga for n in names) / len(names) for p in ("logmine", "drain3")}
             below = sum(result[n]["logmine"].ga < result[n]["drain3"].ga - 1e-9 for n in names)
             rows.append(f"| **mean {h}** ({len(names)} systems; logmine below Drain3 on {below}) | | | | **{m['logmine']:.3f}** | **{m['drain3']:.3f}** | | |")
+    rows += ["", "| half | shape | systems | logmine GA | Drain3 default GA |", "|---|---|---:|---:|---:|"]
+    for h in ("dev", "out"):
+        for shape in dict.fromkeys(SHAPES):
+            names = [n for n in result if half(n) == h and shape_of(n) == shape]
+            if names:
+                m = {p: sum(result[n][p].ga for n in names) / len(names) for p in ("logmine", "drain3")}
+                rows.append(f"| {h} | {shape} | {len(names)} | {m['logmine']:.3f} | {m['drain3']:.3f} |")
     return "\n".join(rows) + "\n"
 
 
