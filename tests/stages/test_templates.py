@@ -255,3 +255,12 @@ def test_split_fields_joins_back_to_the_words() -> None:
     tokens, seps = split_fields(words)
     assert tokens == ("alice|", "pydantic|", "`x`", "is", "FA|", "|", "Url|", "|", "taskID", "end|")
     assert render(tokens, seps) == " ".join(words)
+
+
+def test_words_where_most_lines_hold_a_masked_value_are_values() -> None:
+    # most lines hold a path the rules mask; three lines hold relative paths they do not (no extension):
+    # those are values of the same variable, not three templates of their own
+    masked = [f"Seeking to frame /data/run{i}/frame_{i}.png, on frame {i}" for i in range(12)]
+    missed = [f"Seeking to frame {p}, on frame {i}" for i, p in enumerate(["queue/worker/image", "node/root", "heidi/request"])]
+    lines = masked + missed
+    assert sorted(set(mine_templates(lines).templates.values())) == ["Seeking to frame <*>, on frame <*>"]

@@ -148,6 +148,8 @@ def is_variable(values: Counter[str], lines: int, params: ClusterParams, wildcar
         return False
     if any(v in wildcards for v in values) or 2 * sum(has_mask(v, wildcards) for v in values) >= distinct:
         return True
+    if 2 * sum(n for v, n in values.items() if has_mask(v, wildcards)) > lines:
+        return True  # most lines hold a masked value here: the other words are values the rules missed
     keys = {m.group(1) if (m := _KEYED.match(v)) else None for v in values}
     return len(keys) == 1 and None not in keys
 
