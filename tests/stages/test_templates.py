@@ -264,3 +264,15 @@ def test_words_where_most_lines_hold_a_masked_value_are_values() -> None:
     missed = [f"Seeking to frame {p}, on frame {i}" for i, p in enumerate(["queue/worker/image", "node/root", "heidi/request"])]
     lines = masked + missed
     assert sorted(set(mine_templates(lines).templates.values())) == ["Seeking to frame <*>, on frame <*>"]
+
+
+def test_field_first_word_is_a_variable_in_a_template_of_one_line() -> None:
+    # process names first (a field); one event starts with a quoted name, one line each: each line is
+    # a bucket of its own, and only a field written <*> there too lets the frame join them
+    procs = ["chrome.exe", "svchost.exe", "firefox.exe", "outlook.exe", "python", "nginx"]
+    events = ["open through proxy {}", "close, {} bytes sent", "could not connect {}"]
+    lines = [f"{procs[(i + k) % 6]} - {e.format(f'10.0.{i}.{k}:80')}" for i in range(6) for k, e in enumerate(events)]
+    names = ["queue", "gamma", "build", "alpha", "delta", "omega"]
+    lines += [f"{procs[(i * 5) % 6]} - '{n}' being ignored in component array." for i, n in enumerate(names)]
+    templates = set(mine_templates(lines).templates.values())
+    assert "<*> - '<*>' being ignored in component array." in templates and len(templates) == 4

@@ -224,7 +224,10 @@ def _split_bucket(
         if split is None:
             split = _key_position(cols, params)
         if split is None:
-            out.append(Group(idx, pattern_of(rows)))
+            pattern = pattern_of(rows)
+            if start:  # a field before ``start`` is a variable, also where this group's lines share its word
+                pattern = (*(_field_token(col) for col in list(zip(*rows))[:start]), *pattern[start:])
+            out.append(Group(idx, pattern))
             continue
         parts: dict[str, list[int]] = defaultdict(list)
         for i in idx:
@@ -233,6 +236,14 @@ def _split_bucket(
     return out
 
 
+def _field_token(values: Sequence[str]) -> str:
+    """A field's values as one variable that keeps the punctuation they share: ``alice|`` and
+    ``bob|`` are ``<*>|``; ``chrome.exe`` and ``python`` are ``<*>``."""
+    shapes = {_FIELD_VALUE.sub(WILDCARD, v, count=1) for v in values}
+    return shapes.pop() if len(shapes) == 1 else WILDCARD
+
+
+_FIELD_VALUE = re.compile(r"[\w.-]+")
 _FIELD_SHARE = 0.5
 """Share of the lines whose rest recurs after several first words before the first word is a field."""
 _FIELD_FIRSTS = 3
