@@ -32,8 +32,14 @@ from dataclasses import dataclass, field
 
 from logmine.masking import WILDCARD
 from logmine.prompt_syntax import CHAT_ROLES, MODEL_FORMAT, TEMPLATE_BOUNDARY
-
-_KEYED = re.compile(r"^([^=:\s]+[=:])(?=.)")
+from logmine.stages.templates.fields import (
+    LETTER,
+    bucket_word,
+    common_words,
+    field_token,
+    first_is_field,
+)
+from logmine.stages.templates.tokens import KEYED, NAMED, SLOT, has_mask, slot_names
 
 
 @dataclass(frozen=True)
@@ -93,18 +99,6 @@ StructureFn = Callable[[Group], tuple[str, ...]]
 """The structure of a template that no merge crosses (its chat turns; nothing for log lines)."""
 
 
-SLOT = re.compile(r"\{([a-z_]+):([a-z]{6,})\}")
-"""A slot token ``{name:id}``: a value of a named kind (``{code:qhdkwmzt}``) with a content id.
-It is a value like a mask; where its values differ it becomes the named slot ``{name}``, and
-where it never changes it stays, so the caller can restore the text it stands for."""
-
-
-_NAMED = re.compile(r"\{[a-z_]+\d*(?::[a-z]{6,})?\}")
-"""A named slot (``{code}``, ``{prefix}``) or a slot token."""
-
-
-
-
 @functools.lru_cache(maxsize=1 << 16)
 def _sentinels(tokens: tuple[str, ...]) -> tuple[str, ...]:
     """The model-format tokens of a unit, in order: units of different prompt formats are never
@@ -127,12 +121,6 @@ def _turn_positions(tokens: Sequence[str]) -> tuple[tuple[int, str], ...]:
     return tuple((i, t) for i, t in enumerate(tokens) if t in _TURN_LABELS)
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def has_mask(token: str, wildcards: frozenset[str]) -> bool:
-    """Whether ``token`` holds a mask, a named slot or a slot token (memoised: tokens recur)."""
-    return any(w in token for w in wildcards) or ("{" in token and _NAMED.search(token) is not None)
-
-
 def is_variable(values: Counter[str], lines: int, params: ClusterParams, wildcards: frozenset[str], region: bool = False) -> bool:
     """Whether a position taking ``values`` (word -> lines) over ``lines`` lines is a variable.
 
@@ -150,7 +138,7 @@ def is_variable(values: Counter[str], lines: int, params: ClusterParams, wildcar
         return True
     if 2 * sum(n for v, n in values.items() if has_mask(v, wildcards)) > lines:
         return True  # most lines hold a masked value here: the other words are values the rules missed
-    keys = {m.group(1) if (m := _KEYED.match(v)) else None for v in values}
+    keys = {m.group(1) if (m := KEYED.match(v)) else None for v in values}
     return len(keys) == 1 and None not in keys
 
 
@@ -226,7 +214,7 @@ def _split_bucket(
         if split is None:
             pattern = pattern_of(rows)
             if start:  # a field before ``start`` is a variable, also where this group's lines share its word
-                pattern = (*(_field_token(col) for col in list(zip(*rows))[:start]), *pattern[start:])
+                pattern = (*(field_token(col) for col in list(zip(*rows))[:start]), *pattern[start:])
             out.append(Group(idx, pattern))
             continue
         parts: dict[str, list[int]] = defaultdict(list)
@@ -234,84 +222,6 @@ def _split_bucket(
             parts[units[i][split]].append(i)
         stack.extend(parts[v] for v in sorted(parts, reverse=True))
     return out
-
-
-def _field_token(values: Sequence[str]) -> str:
-    """A field's values as one variable that keeps the punctuation they share: ``alice|`` and
-    ``bob|`` are ``<*>|``; ``chrome.exe`` and ``python`` are ``<*>``."""
-    shapes = {_FIELD_VALUE.sub(WILDCARD, v, count=1) for v in values}
-    return shapes.pop() if len(shapes) == 1 else WILDCARD
-
-
-_FIELD_VALUE = re.compile(r"[\w.-]+")
-_FIELD_SHARE = 0.5
-"""Share of the lines whose rest recurs after several first words before the first word is a field."""
-_FIELD_FIRSTS = 3
-"""First words a rest must follow to count as evidence that the first word is a field."""
-_REST = 3
-"""Words after the first that name a line's rest, for that test."""
-
-
-def first_is_field(
-    units: Sequence[tuple[str, ...]], weights: Sequence[int], members: Sequence[int], params: ClusterParams, wildcards: frozenset[str],
-) -> bool:
-    """Whether the first word of these lines is a field that varies across events (a process
-    name, ``chrome.exe - open through proxy``), not the word that names the event: most lines
-    have a rest (length and next words) that follows at least three different first words and
-    holds ``min_context_tokens`` constant words. In logs whose first word names the event, a
-    rest follows one first word, two at most (``Starting``/``Stopping``)."""
-    firsts: dict[tuple[int, tuple[str, ...]], set[str]] = defaultdict(set)
-    for i in members:
-        toks = units[i]
-        if len(toks) > 1:
-            firsts[(len(toks), toks[1 : 1 + _REST])].add(toks[0])
-    total = shared = 0
-    for i in members:
-        toks = units[i]
-        total += weights[i]
-        if (
-            len(toks) > 1 and len(firsts[(len(toks), toks[1 : 1 + _REST])]) >= _FIELD_FIRSTS
-            and sum(1 for t in toks[1:] if not has_mask(t, wildcards)) >= params.min_context_tokens
-        ):
-            shared += weights[i]
-    return total > 0 and shared >= _FIELD_SHARE * total
-
-
-def _bucket_word(toks: Sequence[str], start: int, wildcards: frozenset[str], common: frozenset[tuple[int, str]] = frozenset()) -> str:
-    """The word that names a line's event: the first from ``start`` that holds a letter and is
-    neither a masked value, a ``key=value`` field nor a word nearly every line has at its
-    position (``common``: a logger's name in ``main|ray.serve|Started ...``); so
-    ``pid=<*> level=INFO Closing ...`` is bucketed by ``Closing``. The line's first word when
-    there is none."""
-    for pos in range(start, min(len(toks), start + 4)):
-        tok = toks[pos]
-        if _LETTER.search(tok) and not has_mask(tok, wildcards) and not _KEYED.match(tok) and (pos, tok) not in common:
-            return _slot_names(tok)
-    return _slot_names(toks[0]) if toks else ""
-
-
-_COMMON_SHARE = 0.9
-"""Share of the lines a word needs at its position (among the first four) to name no event."""
-
-
-def _common_words(units: Sequence[tuple[str, ...]], weights: Sequence[int], members: Sequence[int]) -> frozenset[tuple[int, str]]:
-    """``(position, word)`` for the first four positions where one word is in nearly all lines
-    (``_COMMON_SHARE``): a constant field, the same for every event."""
-    out = set()
-    for pos in range(4):
-        counts: Counter[str] = Counter()
-        for i in members:
-            if len(units[i]) > pos:
-                counts[units[i][pos]] += weights[i]
-        total = sum(counts.values())
-        if total:
-            word, n = counts.most_common(1)[0]
-            if n >= _COMMON_SHARE * total and total >= _COMMON_SHARE * sum(weights[i] for i in members):
-                out.add((pos, word))
-    return frozenset(out)
-
-
-_LETTER = re.compile(r"[A-Za-z]")
 
 
 def _constant_position(
@@ -372,7 +282,7 @@ def _merge_gaps(
     logger's name in each line) are no context.
     """
     # a slot token seen in one unit only is no evidence of static text: read it as its named slot
-    pats = [collapse_wildcards(tuple(_slot_names(t) for t in g.pattern) if len(g.members) == 1 else g.pattern) for g in groups]
+    pats = [collapse_wildcards(tuple(slot_names(t) for t in g.pattern) if len(g.members) == 1 else g.pattern) for g in groups]
     lines = [sum(weights[i] for i in g.members) for g in groups]
     by_first: dict[str, list[int]] = defaultdict(list)
     by_last: dict[str, list[int]] = defaultdict(list)
@@ -460,7 +370,7 @@ def _shared_phrase(middles: Counter[str]) -> bool:
 def _structured(middle: str, wildcards: frozenset[str]) -> bool:
     """A region with several slots or code blocks: a template's body, not free text (a user's
     message may hold one fenced block)."""
-    return middle.count("```") > 2 or len(_NAMED.findall(middle)) > 2
+    return middle.count("```") > 2 or len(NAMED.findall(middle)) > 2
 
 
 def _join(parent: list[int], members: list[int]) -> None:
@@ -471,11 +381,6 @@ def _join(parent: list[int], members: list[int]) -> None:
 
 _MAX_FRAME_BUCKET = 200
 """Templates compared pairwise per shared first or last word (bounds the work)."""
-
-
-def _slot_names(token: str) -> str:
-    """A token with its slot tokens read as their named slots: a code block seen once is still a value."""
-    return SLOT.sub(r"{\1}", token) if "{" in token else token
 
 
 def _frame(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
@@ -593,20 +498,20 @@ def cluster(
     """Partition ``units`` (or the subset ``members``) into templates, sorted by pattern."""
     params = params or ClusterParams()
     live = list(range(len(units)) if members is None else members)
-    field = not params.chat_turns and first_is_field(units, weights, live, params, wildcards)
+    field = not params.chat_turns and first_is_field(units, weights, live, params.min_context_tokens, wildcards)
     # after a first word that is a field, a word nearly every line has is a field too (a logger's name)
-    common = _common_words(units, weights, live) if field else frozenset()
+    common = common_words(units, weights, live) if field else frozenset()
     buckets: dict[tuple[int, str], list[int]] = defaultdict(list)
     for i in live:
         toks = units[i]
-        word = _bucket_word(toks, 1 if field else 0, wildcards, common)
+        word = bucket_word(toks, 1 if field else 0, wildcards, common)
         buckets[(len(toks), word, _sentinels(toks), _turn_positions(toks) if params.chat_turns else ())].append(i)
     groups: list[Group] = []
     for key in sorted(buckets):
         idx = sorted(buckets[key], key=lambda i: units[i])
         groups.extend(_split_bucket(idx, units, weights, params, wildcards, 1 if field else 0))
     structure: StructureFn = (lambda g: turns(units[g.members[0]])) if params.chat_turns else (lambda g: ())
-    groups = _merge_gaps(_merge_lengths(groups, structure), weights, params, wildcards, structure, frozenset(w for _, w in common if _LETTER.search(w)))
+    groups = _merge_gaps(_merge_lengths(groups, structure), weights, params, wildcards, structure, frozenset(w for _, w in common if LETTER.search(w)))
     for g in groups:
         g.members.sort()
     return sorted(groups, key=lambda g: (g.pattern, g.members[0] if g.members else -1))
