@@ -35,9 +35,8 @@ from logmine.prompt_syntax import CHAT_ROLES, MODEL_FORMAT, TEMPLATE_BOUNDARY
 from logmine.stages.templates.fields import (
     LETTER,
     bucket_word,
-    common_words,
     field_token,
-    first_is_field,
+    leading_fields,
 )
 from logmine.stages.templates.tokens import KEYED, NAMED, SLOT, has_mask, slot_names
 
@@ -498,18 +497,17 @@ def cluster(
     """Partition ``units`` (or the subset ``members``) into templates, sorted by pattern."""
     params = params or ClusterParams()
     live = list(range(len(units)) if members is None else members)
-    field = not params.chat_turns and first_is_field(units, weights, live, params.min_context_tokens, wildcards)
-    # after a first word that is a field, a word nearly every line has is a field too (a logger's name)
-    common = common_words(units, weights, live) if field else frozenset()
+    # a chat's units start with their turns: no field there
+    start, common = (0, frozenset()) if params.chat_turns else leading_fields(units, weights, live, params.min_context_tokens, wildcards)
     buckets: dict[tuple[int, str], list[int]] = defaultdict(list)
     for i in live:
         toks = units[i]
-        word = bucket_word(toks, 1 if field else 0, wildcards, common)
+        word = bucket_word(toks, start, wildcards, common)
         buckets[(len(toks), word, _sentinels(toks), _turn_positions(toks) if params.chat_turns else ())].append(i)
     groups: list[Group] = []
     for key in sorted(buckets):
         idx = sorted(buckets[key], key=lambda i: units[i])
-        groups.extend(_split_bucket(idx, units, weights, params, wildcards, 1 if field else 0))
+        groups.extend(_split_bucket(idx, units, weights, params, wildcards, start))
     structure: StructureFn = (lambda g: turns(units[g.members[0]])) if params.chat_turns else (lambda g: ())
     groups = _merge_gaps(_merge_lengths(groups, structure), weights, params, wildcards, structure, frozenset(w for _, w in common if LETTER.search(w)))
     for g in groups:

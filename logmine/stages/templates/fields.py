@@ -91,3 +91,13 @@ def common_words(units: Sequence[tuple[str, ...]], weights: Sequence[int], membe
             if n >= _COMMON_SHARE * total and total >= _COMMON_SHARE * sum(weights[i] for i in members):
                 out.add((pos, word))
     return frozenset(out)
+
+
+def leading_fields(
+    units: Sequence[tuple[str, ...]], weights: Sequence[int], members: Sequence[int], min_context: int, wildcards: frozenset[str],
+) -> tuple[int, frozenset[tuple[int, str]]]:
+    """``(start, common)`` for :func:`bucket_word`: 1 when the first word is a field (else 0), and
+    after such a field the words nearly every line has at their position."""
+    if not first_is_field(units, weights, members, min_context, wildcards):
+        return 0, frozenset()
+    return 1, common_words(units, weights, members)
