@@ -276,3 +276,15 @@ def test_field_first_word_is_a_variable_in_a_template_of_one_line() -> None:
     lines += [f"{procs[(i * 5) % 6]} - '{n}' being ignored in component array." for i, n in enumerate(names)]
     templates = set(mine_templates(lines).templates.values())
     assert "<*> - '<*>' being ignored in component array." in templates and len(templates) == 4
+
+
+def test_a_logger_every_line_has_is_no_context_for_a_free_text_frame() -> None:
+    # thread|logger|message: six events, each with a word-valued variable, between the logger and a
+    # number; the logger's 13 characters are in every line and hold no event apart, so they do not
+    # frame the messages as one free-text region
+    threads = ["main", "worker", "io", "scheduler", "gc", "rpc"]
+    names = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"]
+    events = ["Sandbox facade listening for {} on", "Requiring the token of {} from", "Created sandbox for {} at",
+              "Dropped stale lease of {} after", "Pinned the runtime image of {} to", "Granted quota to {} in"]
+    lines = [f"{threads[(i + k) % 6]}|experimental|{e.format(names[(i * 3 + k) % 8])} 10.0.{i}.{k}" for i in range(12) for k, e in enumerate(events)]
+    assert sorted(set(mine_templates(lines).templates.values())) == sorted(f"<*>|experimental|{e.format('<*>')} <*>" for e in events)
