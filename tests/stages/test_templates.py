@@ -197,3 +197,94 @@ def test_a_word_opening_with_a_brace_is_text_not_a_slot_name() -> None:
     regex = _pattern_regex(["map", "{(x)", "{code}", "{items}"])
     assert regex.match("map {(x) {code:abcdefgh} {items}")
     assert regex.match("map {(x) {code:abcdefgh} {other}") is None
+
+
+def test_first_word_that_is_a_field_is_a_variable() -> None:
+    # a process name first (chrome.exe - ...): it varies across every event, so it is a variable,
+    # and the events (six of one length: more first words than a constant takes) are told apart by their own words
+    procs = ["chrome.exe", "svchost.exe", "firefox.exe", "outlook.exe", "python"]
+    events = ["open through proxy {}", "close, {} bytes sent", "could not connect {}", "proxy resolved as {}",
+              "handshake failed on {}", "retry after {}"]
+    lines = [f"{procs[(i * 7 + k) % 5]} - {e.format(f'10.0.{i}.{k}:80')}" for i in range(6) for k, e in enumerate(events)]
+    assert sorted(set(mine_templates(lines).templates.values())) == sorted(f"<*> - {e.format('<*>')}" for e in events)
+
+
+def test_first_word_naming_the_event_stays_a_bucket() -> None:
+    # first words that name events, a rest seen after two of them: not a field
+    lines = [f"{verb} service {name}" for name in ("alpha", "beta", "gamma", "delta", "omega", "kappa") for verb in ("Starting", "Stopping")]
+    assert sorted(set(mine_templates(lines).templates.values())) == ["Starting service <*>", "Stopping service <*>"]
+
+
+def test_leading_key_value_fields_do_not_name_the_event() -> None:
+    # pid=<n> level=<LEVEL> then the message: the message's first word names the event (six events of
+    # one length, each with a word-valued variable, so no position decides the others)
+    levels = ["INFO", "WARNING", "ERROR"]
+    words = ["alice", "bob", "carol", "dave", "erin", "frank"]
+    verbs = ["Closing", "Opening", "Stopping", "Waiting", "Checking", "Retrying"]
+    lines = [f"pid={100 + i} level={levels[i % 3]} {v} {words[(i + k) % 6]} {i}" for i in range(9) for k, v in enumerate(verbs)]
+    assert sorted(set(mine_templates(lines).templates.values())) == sorted(f"pid=<*> level=<*> {v} <*> <*>" for v in verbs)
+
+
+def test_first_word_region_with_two_long_context_words_is_a_variable() -> None:
+    # two constant words, but 20 characters of them: the class name first is a value
+    names = ["ActorClient", "ServerConfig", "ServerManager", "TaskHandler", "NodeWorker", "GraphError"]
+    lines = [f"{n} usMaxContext updated: {i}" for i in range(3) for n in names]
+    assert sorted(set(mine_templates(lines).templates.values())) == ["<*> usMaxContext updated: <*>"]
+    # two short words (8 characters) stay too little context: each first word names its event
+    short = [f"{w} (command {i})" for i, w in enumerate(["boot", "wait", "halt", "reboot", "risBoot", "bootGen"])]
+    assert len(set(mine_templates(short).templates.values())) == 6
+
+
+def test_pipe_delimited_fields_vary_on_their_own() -> None:
+    # thread|logger|message: the thread varies in every line, the logger is one word for all lines,
+    # and the message's first word names the event; each line keeps its exact text in its template
+    # (six events of one length, each with a word-valued variable, so no position decides the others)
+    threads = ["main", "worker", "io", "scheduler", "gc", "rpc"]
+    names = ["alice", "bob", "carol", "dave", "erin", "frank"]
+    events = ["Started replica", "Stopped server", "Draining node", "Joined cluster", "Lost actor", "Scaled deployment"]
+    lines = [f"{threads[(i + k) % 6]}|ray.serve|{e} {names[(i + 2 * k) % 6]} in {i * 10 + k}" for i in range(6) for k, e in enumerate(events)]
+    result = mine_templates(lines)
+    assert sorted(set(result.templates.values())) == sorted(f"<*>|ray.serve|{e} <*> in <*>" for e in events)
+    assert all(template_regex(result.template_of(n)).match(line) for n, line in enumerate(lines))
+
+
+def test_split_fields_joins_back_to_the_words() -> None:
+    from logmine.stages.templates.state import render, split_fields
+
+    words = ["alice|pydantic|`x`", "is", "FA||Url||taskID", "end|"]
+    tokens, seps = split_fields(words)
+    assert tokens == ("alice|", "pydantic|", "`x`", "is", "FA|", "|", "Url|", "|", "taskID", "end|")
+    assert render(tokens, seps) == " ".join(words)
+
+
+def test_words_where_most_lines_hold_a_masked_value_are_values() -> None:
+    # most lines hold a path the rules mask; three lines hold relative paths they do not (no extension):
+    # those are values of the same variable, not three templates of their own
+    masked = [f"Seeking to frame /data/run{i}/frame_{i}.png, on frame {i}" for i in range(12)]
+    missed = [f"Seeking to frame {p}, on frame {i}" for i, p in enumerate(["queue/worker/image", "node/root", "heidi/request"])]
+    lines = masked + missed
+    assert sorted(set(mine_templates(lines).templates.values())) == ["Seeking to frame <*>, on frame <*>"]
+
+
+def test_field_first_word_is_a_variable_in_a_template_of_one_line() -> None:
+    # process names first (a field); one event starts with a quoted name, one line each: each line is
+    # a bucket of its own, and only a field written <*> there too lets the frame join them
+    procs = ["chrome.exe", "svchost.exe", "firefox.exe", "outlook.exe", "python", "nginx"]
+    events = ["open through proxy {}", "close, {} bytes sent", "could not connect {}"]
+    lines = [f"{procs[(i + k) % 6]} - {e.format(f'10.0.{i}.{k}:80')}" for i in range(6) for k, e in enumerate(events)]
+    names = ["queue", "gamma", "build", "alpha", "delta", "omega"]
+    lines += [f"{procs[(i * 5) % 6]} - '{n}' being ignored in component array." for i, n in enumerate(names)]
+    templates = set(mine_templates(lines).templates.values())
+    assert "<*> - '<*>' being ignored in component array." in templates and len(templates) == 4
+
+
+def test_a_logger_every_line_has_is_no_context_for_a_free_text_frame() -> None:
+    # thread|logger|message: six events, each with a word-valued variable, between the logger and a
+    # number; the logger's 13 characters are in every line and hold no event apart, so they do not
+    # frame the messages as one free-text region
+    threads = ["main", "worker", "io", "scheduler", "gc", "rpc"]
+    names = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"]
+    events = ["Sandbox facade listening for {} on", "Requiring the token of {} from", "Created sandbox for {} at",
+              "Dropped stale lease of {} after", "Pinned the runtime image of {} to", "Granted quota to {} in"]
+    lines = [f"{threads[(i + k) % 6]}|experimental|{e.format(names[(i * 3 + k) % 8])} 10.0.{i}.{k}" for i in range(12) for k, e in enumerate(events)]
+    assert sorted(set(mine_templates(lines).templates.values())) == sorted(f"<*>|experimental|{e.format('<*>')} <*>" for e in events)

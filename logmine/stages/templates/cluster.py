@@ -6,6 +6,10 @@ templates. The steps, each deterministic and independent of the order of the uni
 
 1. Bucket the units by token count, first token (the first word names the event, as in
    Drain's tree) and the model-format tokens they hold (``<|fim_prefix|>``: a prompt format).
+   The bucket word skips what names no event: a masked value or ``key=value`` field
+   (``pid=<*> level=INFO``); a first word that is a field (most lines' rest follows three or
+   more first words: ``chrome.exe - ...``), which then stays a variable; and, after such a
+   field, a word nearly every line has (a logger's name in ``main|ray.serve|Started ...``).
 2. Split each bucket recursively, always on the position with the fewest distinct words,
    while that position looks like a constant: few distinct words (at most
    ``max_constant_values``), not a ``key=value`` pair, no masked value among them. The
@@ -28,8 +32,13 @@ from dataclasses import dataclass, field
 
 from logmine.masking import WILDCARD
 from logmine.prompt_syntax import CHAT_ROLES, MODEL_FORMAT, TEMPLATE_BOUNDARY
-
-_KEYED = re.compile(r"^([^=:\s]+[=:])(?=.)")
+from logmine.stages.templates.fields import (
+    LETTER,
+    bucket_word,
+    field_token,
+    leading_fields,
+)
+from logmine.stages.templates.tokens import KEYED, NAMED, SLOT, has_mask, slot_names
 
 
 @dataclass(frozen=True)
@@ -89,18 +98,6 @@ StructureFn = Callable[[Group], tuple[str, ...]]
 """The structure of a template that no merge crosses (its chat turns; nothing for log lines)."""
 
 
-SLOT = re.compile(r"\{([a-z_]+):([a-z]{6,})\}")
-"""A slot token ``{name:id}``: a value of a named kind (``{code:qhdkwmzt}``) with a content id.
-It is a value like a mask; where its values differ it becomes the named slot ``{name}``, and
-where it never changes it stays, so the caller can restore the text it stands for."""
-
-
-_NAMED = re.compile(r"\{[a-z_]+\d*(?::[a-z]{6,})?\}")
-"""A named slot (``{code}``, ``{prefix}``) or a slot token."""
-
-
-
-
 @functools.lru_cache(maxsize=1 << 16)
 def _sentinels(tokens: tuple[str, ...]) -> tuple[str, ...]:
     """The model-format tokens of a unit, in order: units of different prompt formats are never
@@ -123,12 +120,6 @@ def _turn_positions(tokens: Sequence[str]) -> tuple[tuple[int, str], ...]:
     return tuple((i, t) for i, t in enumerate(tokens) if t in _TURN_LABELS)
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def has_mask(token: str, wildcards: frozenset[str]) -> bool:
-    """Whether ``token`` holds a mask, a named slot or a slot token (memoised: tokens recur)."""
-    return any(w in token for w in wildcards) or ("{" in token and _NAMED.search(token) is not None)
-
-
 def is_variable(values: Counter[str], lines: int, params: ClusterParams, wildcards: frozenset[str], region: bool = False) -> bool:
     """Whether a position taking ``values`` (word -> lines) over ``lines`` lines is a variable.
 
@@ -144,7 +135,9 @@ def is_variable(values: Counter[str], lines: int, params: ClusterParams, wildcar
         return False
     if any(v in wildcards for v in values) or 2 * sum(has_mask(v, wildcards) for v in values) >= distinct:
         return True
-    keys = {m.group(1) if (m := _KEYED.match(v)) else None for v in values}
+    if 2 * sum(n for v, n in values.items() if has_mask(v, wildcards)) > lines:
+        return True  # most lines hold a masked value here: the other words are values the rules missed
+    keys = {m.group(1) if (m := KEYED.match(v)) else None for v in values}
     return len(keys) == 1 and None not in keys
 
 
@@ -203,19 +196,25 @@ def _cut(text: str, rx: re.Pattern[str]) -> str:
 
 
 def _split_bucket(
-    members: list[int], units: Sequence[tuple[str, ...]], weights: Sequence[int], params: ClusterParams, wildcards: frozenset[str]
+    members: list[int], units: Sequence[tuple[str, ...]], weights: Sequence[int], params: ClusterParams, wildcards: frozenset[str],
+    start: int = 0,
 ) -> list[Group]:
+    """Split a bucket on constant-looking positions; positions before ``start`` (a first word
+    that is a field) are never split on: they stay variables."""
     out: list[Group] = []
     stack = [members]
     while stack:
         idx = stack.pop()
         rows = [units[i] for i in idx]
-        cols = [(pos, col) for pos, col in enumerate(zip(*rows)) if pos and len(set(col)) > 1]
+        cols = [(pos, col) for pos, col in enumerate(zip(*rows)) if pos >= start and len(set(col)) > 1]
         split = _constant_position(idx, cols, weights, params, wildcards)
         if split is None:
             split = _key_position(cols, params)
         if split is None:
-            out.append(Group(idx, pattern_of(rows)))
+            pattern = pattern_of(rows)
+            if start:  # a field before ``start`` is a variable, also where this group's lines share its word
+                pattern = (*(field_token(col) for col in list(zip(*rows))[:start]), *pattern[start:])
+            out.append(Group(idx, pattern))
             continue
         parts: dict[str, list[int]] = defaultdict(list)
         for i in idx:
@@ -269,6 +268,7 @@ def _determines(key: Sequence[str], other: Sequence[str]) -> bool:
 
 def _merge_gaps(
     groups: list[Group], weights: Sequence[int], params: ClusterParams, wildcards: frozenset[str], structure: StructureFn = lambda g: (),
+    common: frozenset[str] = frozenset(),
 ) -> list[Group]:
     """Merge templates that share a frame (the same words before and after) and differ only in
     the one region between, when that region takes many values of any length ("Opened project
@@ -277,10 +277,11 @@ def _merge_gaps(
     A frame needs ``min_context_tokens`` constant words, and it holds only the templates whose
     region is no longer than that, so a shared header never swallows the messages after it;
     or, for a region of mostly one-off values (free text), one constant word. Only templates of
-    the same ``structure`` (their chat turns) merge.
+    the same ``structure`` (their chat turns) merge. Words nearly every line has (``common``: a
+    logger's name in each line) are no context.
     """
     # a slot token seen in one unit only is no evidence of static text: read it as its named slot
-    pats = [collapse_wildcards(tuple(_slot_names(t) for t in g.pattern) if len(g.members) == 1 else g.pattern) for g in groups]
+    pats = [collapse_wildcards(tuple(slot_names(t) for t in g.pattern) if len(g.members) == 1 else g.pattern) for g in groups]
     lines = [sum(weights[i] for i in g.members) for g in groups]
     by_first: dict[str, list[int]] = defaultdict(list)
     by_last: dict[str, list[int]] = defaultdict(list)
@@ -307,12 +308,14 @@ def _merge_gaps(
                 classes[structure(groups[k])].append(k)
         # an open frame (no head, or no tail) only frames one word: the first or last word of a line
         limit = context if head and tail else 1
+        enough = context >= params.min_context_tokens or (
+            not (head and tail) and context >= 2 and _context_chars((head, tail), wildcards) >= params.min_context_chars)
         for framed in classes.values():
             short = [k for k in framed if len(pats[k]) - len(head) - len(tail) <= limit]
-            if context >= params.min_context_tokens and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
+            if enough and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
                 _join(parent, short)
             elif (
-                head and tail and _context_chars((head, tail), wildcards) >= params.min_context_chars
+                head and tail and _context_chars((head, tail), wildcards, common) >= params.min_context_chars
                 and _variable_region(framed, pats, lines, head, tail, params, wildcards, unique=True)
             ):
                 _join(parent, framed)
@@ -366,7 +369,7 @@ def _shared_phrase(middles: Counter[str]) -> bool:
 def _structured(middle: str, wildcards: frozenset[str]) -> bool:
     """A region with several slots or code blocks: a template's body, not free text (a user's
     message may hold one fenced block)."""
-    return middle.count("```") > 2 or len(_NAMED.findall(middle)) > 2
+    return middle.count("```") > 2 or len(NAMED.findall(middle)) > 2
 
 
 def _join(parent: list[int], members: list[int]) -> None:
@@ -377,11 +380,6 @@ def _join(parent: list[int], members: list[int]) -> None:
 
 _MAX_FRAME_BUCKET = 200
 """Templates compared pairwise per shared first or last word (bounds the work)."""
-
-
-def _slot_names(token: str) -> str:
-    """A token with its slot tokens read as their named slots: a code block seen once is still a value."""
-    return SLOT.sub(r"{\1}", token) if "{" in token else token
 
 
 def _frame(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
@@ -398,12 +396,13 @@ def _frame(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[tuple[str, ...], tup
     return a[:h], a[len(a) - t :]
 
 
-def _context(frame: tuple[tuple[str, ...], tuple[str, ...]], wildcards: frozenset[str]) -> int:
-    return sum(1 for part in frame for tok in part if not has_mask(tok, wildcards))
+def _context(frame: tuple[tuple[str, ...], tuple[str, ...]], wildcards: frozenset[str], common: frozenset[str] = frozenset()) -> int:
+    """The constant words of a frame; a word nearly every line has (``common``) tells no event apart."""
+    return sum(1 for part in frame for tok in part if not has_mask(tok, wildcards) and tok not in common)
 
 
-def _context_chars(frame: tuple[tuple[str, ...], tuple[str, ...]], wildcards: frozenset[str]) -> int:
-    return sum(len(tok) for part in frame for tok in part if not has_mask(tok, wildcards))
+def _context_chars(frame: tuple[tuple[str, ...], tuple[str, ...]], wildcards: frozenset[str], common: frozenset[str] = frozenset()) -> int:
+    return sum(len(tok) for part in frame for tok in part if not has_mask(tok, wildcards) and tok not in common)
 
 
 def _in_frame(p: tuple[str, ...], head: tuple[str, ...], tail: tuple[str, ...]) -> bool:
@@ -497,16 +496,20 @@ def cluster(
 ) -> list[Group]:
     """Partition ``units`` (or the subset ``members``) into templates, sorted by pattern."""
     params = params or ClusterParams()
+    live = list(range(len(units)) if members is None else members)
+    # a chat's units start with their turns: no field there
+    start, common = (0, frozenset()) if params.chat_turns else leading_fields(units, weights, live, params.min_context_tokens, wildcards)
     buckets: dict[tuple[int, str], list[int]] = defaultdict(list)
-    for i in range(len(units)) if members is None else members:
+    for i in live:
         toks = units[i]
-        buckets[(len(toks), _slot_names(toks[0]) if toks else "", _sentinels(toks), _turn_positions(toks) if params.chat_turns else ())].append(i)
+        word = bucket_word(toks, start, wildcards, common)
+        buckets[(len(toks), word, _sentinels(toks), _turn_positions(toks) if params.chat_turns else ())].append(i)
     groups: list[Group] = []
     for key in sorted(buckets):
         idx = sorted(buckets[key], key=lambda i: units[i])
-        groups.extend(_split_bucket(idx, units, weights, params, wildcards))
+        groups.extend(_split_bucket(idx, units, weights, params, wildcards, start))
     structure: StructureFn = (lambda g: turns(units[g.members[0]])) if params.chat_turns else (lambda g: ())
-    groups = _merge_gaps(_merge_lengths(groups, structure), weights, params, wildcards, structure)
+    groups = _merge_gaps(_merge_lengths(groups, structure), weights, params, wildcards, structure, frozenset(w for _, w in common if LETTER.search(w)))
     for g in groups:
         g.members.sort()
     return sorted(groups, key=lambda g: (g.pattern, g.members[0] if g.members else -1))

@@ -27,7 +27,7 @@ from logmine.masking import DEFAULT_RULES, DIGIT_SHAPE, WILDCARD, Masker, MaskRu
 from logmine.hashing import content_id
 from logmine.stages.templates.anchors import Hosts, is_pattern
 from logmine.stages.templates.cluster import ClusterParams, Group, cluster, collapse_wildcards
-from logmine.stages.templates.state import MinerState, group_text, split_tokens
+from logmine.stages.templates.state import MinerState, group_text, split_fields, split_tokens
 
 log = logging.getLogger(__name__)
 _DIGIT = re.compile(r"[0-9]")
@@ -177,7 +177,12 @@ class TemplateMiner:
             return u
         if len(self._index) >= self.config.max_units or self._held_tokens >= self.config.max_unit_tokens:
             self._compact()
-        tokens, seps = (words, ()) if self.config.collapse_spaces else split_tokens(masked, False)
+        if not self.config.collapse_spaces:
+            tokens, seps = split_tokens(masked, False)
+        elif "|" in key:
+            tokens, seps = split_fields(words)
+        else:
+            tokens, seps = words, ()
         tokens = tuple(sys.intern(t) for t in tokens)
         u = self._match(tokens, key)
         if u is None and self._hosts is not None:

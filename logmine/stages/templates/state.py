@@ -31,6 +31,26 @@ def split_tokens(text: str, collapse_spaces: bool) -> tuple[tuple[str, ...], tup
     return tuple(parts[0::2]), (lead, *parts[1::2], trail)
 
 
+_FIELD_SEP = re.compile(r"(?<=\|)(?=.)")
+"""Where a word is cut into fields: after each ``|`` that is not the word's last character."""
+
+
+def split_fields(words: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Words of a log line cut into their ``|``-delimited fields (``main|ray.serve|Started`` is
+    ``main|``, ``ray.serve|``, ``Started``), and the separators that join them back: a space
+    between words, nothing between the fields of one word. A field then varies, or names the
+    event, on its own, as a word does."""
+    tokens: list[str] = []
+    seps = [""]
+    for n, word in enumerate(words):
+        for k, part in enumerate(_FIELD_SEP.split(word) if "|" in word else (word,)):
+            if tokens:
+                seps.append(" " if k == 0 and n else "")
+            tokens.append(part)
+    seps.append("")
+    return tuple(tokens), tuple(seps)
+
+
 def render(tokens: Sequence[str], seps: Sequence[str]) -> str:
     """The text of ``tokens`` joined by ``seps`` (leading, between and trailing whitespace;
     single spaces when ``seps`` is empty)."""
