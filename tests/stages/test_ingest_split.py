@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import time
 from pathlib import Path
 
 import polars as pl
@@ -121,6 +122,21 @@ def test_the_worker_stops_when_the_reading_process_dies(tmp_path: Path) -> None:
         assert worker.ready.wait(timeout=120)
         worker.proc.stdin.close()  # type: ignore[union-attr] - what this process dying does
         assert worker.proc.wait(timeout=120) == 3
+    finally:
+        worker.kill()
+
+
+def test_what_the_worker_owes_counts_the_job_under_way_as_partly_done() -> None:
+    worker = _ingest_worker.Worker()
+    try:
+        assert worker.ready.wait(timeout=120)
+        worker.submit(functools.partial(time.sleep, 0.2), 2_000_000).result()  # its pace is known from now on
+        worker.submit(functools.partial(time.sleep, 1.0), 10_000_000)
+        time.sleep(0.3)
+        owed = worker.owed()
+        assert 1_000_000 <= owed < 10_000_000  # less what it has read by its pace, never under a tenth
+        worker.submit(functools.partial(time.sleep, 0.0), 5_000_000)
+        assert worker.owed() >= owed + 5_000_000 - 2_000_000  # a job not begun counts whole (the one under way read on meanwhile)
     finally:
         worker.kill()
 

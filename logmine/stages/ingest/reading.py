@@ -118,8 +118,6 @@ def _read_started(started: _Started, on_bytes: Callable[[int], None]) -> tuple[C
     worker): the call giving the file's result (waiting for the worker's part) and the one saying
     whether it would wait."""
     task, path, before, sha, fmt = started.task, started.path, started.before, started.sha, started.fmt
-    big = before.st_size >= THREADS_MIN_BYTES
-    threads = task.threads if task.threads is not None else IN_STEP_MAX_BYTES <= before.st_size and (not big or use_threads())
     # two processes even on a busy machine: each gets its share of the cores, as the other work's do
     wanted = task.split if task.split is not None else task.threads is None and before.st_size >= SPLIT_MIN_BYTES and cores() >= 2
     worker = (workers.current() or workers.start()) if wanted and splittable(path, fmt) else None
@@ -127,6 +125,10 @@ def _read_started(started: _Started, on_bytes: Callable[[int], None]) -> tuple[C
         before.st_size, worker.owed(), worker.here.rate(), worker.pace.rate())
     rest = None if worker is None else plan_split(path, before.st_size, share, task.key, task.user_key, task.rest_files)
     handle = None if rest is None or worker is None else worker.submit(functools.partial(write_part, rest), before.st_size - rest.start)
+    # a split file's part is read in step (both processes hold the cores): threads only hash it, so
+    # no sampling of spare cores (40 ms) is needed, and the hash runs where a process waits
+    big = before.st_size >= THREADS_MIN_BYTES and rest is None
+    threads = task.threads if task.threads is not None else IN_STEP_MAX_BYTES <= before.st_size and (not big or use_threads())
     hashed: Future[str] | None = None
     if not sha and threads:  # hashed in a thread while the file is read
         hashing = ThreadPoolExecutor(1, thread_name_prefix="logmine-sha256")

@@ -128,9 +128,16 @@ class Worker:
         return handle
 
     def owed(self) -> int:
-        """Input bytes of the jobs sent and not yet done (a worker still starting counts :data:`START_BYTES`)."""
+        """Input bytes of the jobs sent and not yet done, less what the job under way has read by
+        the worker's pace (a split file's part counted whole gave the next file nearly all to this
+        process while the worker was about to be idle); a worker still starting counts :data:`START_BYTES`."""
+        rate = self.pace.rate()
         with self._lock:
             owed = sum(h.nbytes for h in self._sent)
+            head = self._sent[0] if self._sent else None
+            begun = max(head.sent, self._last_done) if head is not None else 0.0
+        if head is not None and rate and self.ready.is_set():
+            owed -= min(int(rate * (time.perf_counter() - begun)), head.nbytes * 9 // 10)  # never all of it: it has not answered
         return owed + (0 if self.ready.is_set() else START_BYTES)
 
     def alive(self) -> bool:
