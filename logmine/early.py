@@ -43,13 +43,14 @@ _early: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
 
 def for_ingest(argv: list[str]) -> None:
     """When the command is ``ingest``: one-thread pools unless the user set them, and the worker
-    started when two cores or more are there and the paths named come to :data:`PRESTART_BYTES`."""
+    started when two cores or more are there and the files named that it may take (native JSONL by
+    name, no other ``--input-format``) come to :data:`PRESTART_BYTES`."""
     if argv[:1] != ["ingest"]:
         return
     for name, value in INGEST_POOLS.items():
         os.environ.setdefault(name, value)
     keep_freed_memory()
-    if cores() >= 2 and _named_bytes(argv[1:]) >= PRESTART_BYTES:
+    if cores() >= 2 and _input_format(argv[1:]) in (None, "native") and _named_bytes(argv[1:]) >= PRESTART_BYTES:
         _early.append(spawn_worker())
 
 
@@ -96,22 +97,39 @@ _VALUED_OPTIONS = frozenset({"-o", "--out", "--input-format", "--format", "-f"})
 """``logmine ingest``'s options that take a value: the value (the workspace, above all) is no input."""
 
 
+NATIVE_SUFFIXES = frozenset({".jsonl", ".json", ".ndjson"})
+"""The names of the files a run's worker may take (plain native JSONL, told by name: detection
+comes later). The one rule of the early start and of the run's (``schedule._worth_a_worker``)."""
+
+
+def _input_format(args: list[str]) -> str | None:
+    """The ``--input-format`` the arguments give (None when they give none)."""
+    for i, arg in enumerate(args):
+        if arg == "--input-format" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--input-format="):
+            return arg.split("=", 1)[1]
+    return None
+
+
 def _named_bytes(args: list[str]) -> int:
-    """Bytes of the input files the arguments name (directories walked, up to :data:`_SCAN_ENTRIES` entries)."""
+    """Bytes of the files the arguments name that the worker may take (:data:`NATIVE_SUFFIXES`;
+    directories walked, up to :data:`_SCAN_ENTRIES` entries)."""
     total, seen = 0, 0
     inputs = [a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] not in _VALUED_OPTIONS)]
     for arg in inputs:
         with contextlib.suppress(OSError):
             path = Path(arg)
             if path.is_file():
-                total += path.stat().st_size
+                total += path.stat().st_size if path.suffix.lower() in NATIVE_SUFFIXES else 0
             elif path.is_dir():
                 for root, dirs, files in os.walk(path):
                     dirs[:] = [d for d in dirs if not d.startswith(".")]
                     for name in files:
                         seen += 1
-                        with contextlib.suppress(OSError):
-                            total += os.stat(os.path.join(root, name)).st_size
+                        if os.path.splitext(name)[1].lower() in NATIVE_SUFFIXES:
+                            with contextlib.suppress(OSError):
+                                total += os.stat(os.path.join(root, name)).st_size
                         if seen >= _SCAN_ENTRIES or total >= PRESTART_BYTES:
                             return total
         if total >= PRESTART_BYTES:

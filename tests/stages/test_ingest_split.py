@@ -172,6 +172,11 @@ def test_ingest_starts_its_worker_before_the_cli_imports(tmp_path: Path, monkeyp
     monkeypatch.setattr(early, "PRESTART_BYTES", 1 << 20)  # the logs are under it, the workspace over it
     early.for_ingest(["ingest", str(logs), "-o", str(big_ws), "-f", "json"])
     assert early.take_worker() is None  # the workspace named by -o is no input
+    (tmp_path / "idea.log").write_bytes(b"x" * (2 << 20))
+    early.for_ingest(["ingest", str(tmp_path / "idea.log"), "-o", str(tmp_path / "ws")])
+    (tmp_path / "spans.jsonl").write_bytes(b"x" * (2 << 20))
+    early.for_ingest(["ingest", str(tmp_path / "spans.jsonl"), "--input-format", "otel", "-o", str(tmp_path / "ws")])
+    assert early.take_worker() is None  # no file the worker could take: the run would not use it
     monkeypatch.setattr(early, "PRESTART_BYTES", 1)
     early.for_ingest(["ingest", str(logs), "-o", str(tmp_path / "ws")])
     worker = _ingest_worker.Worker()

@@ -81,7 +81,7 @@ def _worth_a_worker(tasks: list[FileTask]) -> bool:
     if cores() < 2:
         return False
     names = [Path(t.path) for t in tasks if t.split is None and t.threads is None and t.fmt in (None, native.NAME)]
-    return sum(file_size(p) for p in names if p.suffix.lower() in {".jsonl", ".json", ".ndjson"}) >= early.PRESTART_BYTES
+    return sum(file_size(p) for p in names if p.suffix.lower() in early.NATIVE_SUFFIXES) >= early.PRESTART_BYTES
 
 
 class _InOrder:
