@@ -82,7 +82,9 @@ def grouping_accuracy(truth: Sequence[Hashable], parsed: Sequence[Hashable]) -> 
 
 def grouping_accuracy_of(truth: Sequence[Hashable], parsed: Sequence[Hashable], part: Sequence[bool]) -> float:
     """GA over the lines where ``part`` is true (say, the lines of one fold's templates), each line
-    judged in the whole parse: right when its true group is exactly one parsed group."""
+    judged in the whole parse: right when its true group is exactly one parsed group. Unlabelled
+    lines count nowhere, as in :func:`grouping_accuracy` (which this is over every line)."""
+    truth, parsed, part = _drop_unlabelled(truth, parsed, part)
     right = _correct_groups(truth, parsed)
     lines = [p for p, keep in zip(parsed, part, strict=True) if keep]
     return sum(p in right for p in lines) / len(lines) if lines else 1.0

@@ -21,3 +21,5 @@ def test_ga_of_a_part_judges_each_line_in_the_whole_parse() -> None:
     whole = grouping_accuracy_of(TRUTH, PARSED, parts) * 2 + grouping_accuracy_of(TRUTH, PARSED, [not p for p in parts]) * 3
     assert whole / 5 == grouping_accuracy(TRUTH, PARSED)
     assert grouping_accuracy_of(TRUTH, PARSED, [False] * 5) == 1.0
+    # an unlabelled line counts nowhere, as in grouping_accuracy
+    assert grouping_accuracy_of([*TRUTH, None], [*PARSED, 1], [True] * 6) == grouping_accuracy(TRUTH, PARSED)
