@@ -29,8 +29,8 @@ def pseudonymise(values: pl.Series, key: bytes) -> pl.Series:
 
 class Pseudonyms(FrameMemo):
     """A file's user-id pseudonyms (:func:`pseudonym`): each distinct id is hashed once, and a
-    batch's ids are replaced by a join with the ids seen so far (a per-row lookup cost more than
-    the whole join); nulls stay null."""
+    batch's ids are replaced by a join with its distinct ids (a per-row lookup cost more than the
+    whole join); nulls stay null."""
 
     LIMIT = 1_000_000
     """Distinct ids remembered (bounds the memo on pathological inputs)."""

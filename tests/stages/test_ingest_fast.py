@@ -260,11 +260,12 @@ def _parses(ts: str) -> bool:
     return True
 
 
-@settings(max_examples=60, deadline=None)
-@given(values=st.lists(st.one_of(st.none(), _texts, st.text(max_size=30), st.sampled_from(["-1e5x", "tru", "{}", "[", "12345678901234"])),
+@settings(max_examples=120, deadline=None)
+@given(values=st.lists(st.one_of(st.none(), _texts, st.text(max_size=30), st.text("0123456789.eE+-abf", max_size=16), st.sampled_from(
+    ["-1e5x", "tru", "{}", "[", "12345678901234", "3fa2c0de-1b2c-4d5e-8f90-123456789abc", "12e4", "1-2", "-", "9", "1234567890123x", "0.5e+"])),
                        max_size=40), offset=st.integers(0, 3))
 def test_suspect_rows_match_the_regex(values: list[str | None], offset: int) -> None:
-    """The first-byte prefilter on the Arrow string views (short texts inline, long ones by prefix,
+    """The prefilter on the Arrow string views' first bytes (short texts inline, long ones by prefix,
     sliced series included) finds exactly the rows the regex finds."""
     series = pl.Series(values, dtype=pl.String()).slice(offset)
     expected = series.str.contains(_native_fast._SUSPECT).fill_null(False).arg_true().to_list()
@@ -276,10 +277,14 @@ _UTF8_EDGES = [b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80", b"\xe2\x82", b
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.binary(max_size=12), st.sampled_from(_UTF8_EDGES), st.just(b"x\n")), max_size=12))
-def test_invalid_utf8_lines_are_the_lines_python_cannot_decode(parts: list[bytes]) -> None:
+@given(parts=st.lists(st.one_of(st.binary(max_size=12), st.sampled_from(_UTF8_EDGES), st.just(b"x\n")), max_size=12),
+       arrow_names_lines=st.booleans())
+def test_invalid_utf8_lines_are_the_lines_python_cannot_decode(parts: list[bytes], arrow_names_lines: bool) -> None:
+    """Found from the lines Arrow's error names, or, should its message change, by decoding each line."""
     data = b"".join(parts)
     lines = _Lines(data)
+    if not arrow_names_lines:
+        lines._invalid_named = lambda: lines._invalid_decoded(0, [])  # type: ignore[method-assign]
     expected = []
     for i in range(lines.count):
         try:

@@ -33,9 +33,16 @@ class _AttrsCache(FrameMemo):
 
 
 def _canonical_text(text: str) -> str:
-    """The sorted-key JSON of the object in ``text`` (``: {...}``), "" when empty, _UNREADABLE when invalid."""
+    """The sorted-key JSON of the object in ``text``, "" when empty, _UNREADABLE when invalid.
+
+    ``text`` is what follows the key (``: {...}``) or a whole match of :data:`_ATTRS_LAST`
+    (``,"attrs": {...} }``, the line's closing brace and newline after the object).
+    """
+    end = len(text.rstrip(" \t\r\n"))
+    if text[0] != ":":
+        end = len(text[:end - 1].rstrip(" \t\r\n"))
     try:
-        value = orjson.loads(text[text.index("{"):])
+        value = orjson.loads(text[text.index("{", text.index(":")):end])
     except orjson.JSONDecodeError:
         return _UNREADABLE
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() if value else ""
@@ -83,8 +90,9 @@ def _canonical_attrs(ok: np.ndarray, lines: _Lines, cache: _AttrsCache) -> tuple
     return out, ok
 
 
-_ATTRS_LAST = rf'[{{,]{_WS}"attrs"{_WS}(:{_WS}\{{[^{{}}]*\}}){_WS}\}}{_WS}$'
-"""``attrs`` as the last member of the line's object, holding an object without braces inside.
+_ATTRS_LAST = rf'[{{,]{_WS}"attrs"{_WS}:{_WS}\{{[^{{}}]*\}}{_WS}\}}{_WS}$'
+"""``attrs`` as the last member of the line's object, holding an object without braces inside
+(taken whole: a capture group costs the regex engine more than the match).
 
 In a line Polars parsed (valid JSON), a quote after ``{`` or ``,`` opens a string, so this
 ``"attrs"`` and its colon are a key; the ``}`` after its value is the last of the line, so it
@@ -94,9 +102,10 @@ Anchored at the end, the regex is matched backwards from there: a long prompt be
 
 
 def _attrs_texts(raw: pl.Series, escaped: np.ndarray) -> pl.Series:
-    """The text after the top-level ``"attrs"`` key (``: {...}``) where it is cut out safely, else null:
-    where it is the last member (:data:`_ATTRS_LAST`), else by :func:`_attrs_texts_before`."""
-    last = raw.str.extract(_ATTRS_LAST, 1)
+    """The text of the top-level ``"attrs"`` object where it is cut out safely, else null: where it is
+    the last member, the match of :data:`_ATTRS_LAST`, else the text after the key (``: {...}``)
+    by :func:`_attrs_texts_before`."""
+    last = raw.str.extract(_ATTRS_LAST, 0)
     rest = np.flatnonzero(last.is_null().to_numpy())
     if len(rest) == 0:
         return last

@@ -125,18 +125,31 @@ def _uncertain_rows(df: pl.DataFrame, lines: _Lines, epoch_ms: np.ndarray) -> np
 _SUSPECT_FIRST = np.zeros(256, bool)
 _SUSPECT_FIRST[list(b"-0123456789tf[{")] = True
 """The first bytes of the texts :data:`_SUSPECT` matches."""
+_NUMBER_FIRST = np.zeros(256, bool)
+_NUMBER_FIRST[list(b"-0123456789")] = True
+_NUMBER_BYTE = np.zeros(256, bool)
+_NUMBER_BYTE[list(b"0123456789.eE+-")] = True
+"""The bytes of a text :data:`_SUSPECT` matches as a number: its first, and the others."""
 
 
 def _suspect_rows(values: pl.Series) -> np.ndarray:
-    """The rows whose text matches :data:`_SUSPECT`: first a test of the first byte, read from the
-    Arrow string views without copying the texts (a view holds its text's first bytes), then the
-    regex on the few rows that pass it."""
+    """The rows whose text matches :data:`_SUSPECT`: first a test of the first bytes, read from the
+    Arrow string views without copying the texts (a view holds its length and its text's first four
+    bytes), then the regex on the few rows that pass it. (An id like ``3fa2...`` passes the first
+    byte's test but not the second's.)"""
     arrow = values.to_arrow(compat_level=pl.CompatLevel.newest())
     if not pa.types.is_string_view(arrow.type):  # pragma: no cover - Polars hands out views
         return values.str.contains(_SUSPECT).fill_null(False).arg_true().to_numpy()
     end = arrow.offset + len(arrow)  # (the buffer may be longer than its views)
     views = np.frombuffer(arrow.buffers()[1], np.uint8, count=end * 16).reshape(end, 16)[arrow.offset:]
     candidates = np.flatnonzero(_SUSPECT_FIRST[views[:, 4]])  # byte 4 of a view: the first byte (nulls: any)
+    if len(candidates):
+        head = views[candidates]
+        length = head[:, :4].copy().view("<i4").ravel()
+        number = _NUMBER_FIRST[head[:, 4]]
+        for k in (1, 2, 3):  # a number's next bytes, where the text has them
+            number &= _NUMBER_BYTE[head[:, 4 + k]] | (length <= k)
+        candidates = candidates[number | ~_NUMBER_FIRST[head[:, 4]]]
     if len(candidates) == 0:
         return candidates
     return candidates[values.gather(candidates).str.contains(_SUSPECT).fill_null(False).to_numpy()]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -25,7 +27,8 @@ class _Lines:
     def without(self, rows: np.ndarray) -> _Lines:
         """The other lines (as they are, CRs included), each ended by a newline.
 
-        Runs of kept lines are copied whole and their boundaries computed, not searched again.
+        Runs of kept lines are copied whole, once (joined from views of the chunk), and their
+        boundaries computed, not searched again.
         """
         keep = np.ones(self.count, bool)
         keep[rows] = False
@@ -33,7 +36,8 @@ class _Lines:
         # a run of kept lines starts after a dropped line (or at the first) and ends before one
         first = kept[np.concatenate(([True], np.diff(kept) > 1))] if len(kept) else kept
         last = kept[np.concatenate((np.diff(kept) > 1, [True]))] if len(kept) else kept
-        data = b"\n".join(self.data[s:e] for s, e in zip(self.starts[first].tolist(), self.ends[last].tolist(), strict=True)) + b"\n"
+        view = memoryview(self.data)
+        data = b"\n".join([*(view[s:e] for s, e in zip(self.starts[first].tolist(), self.ends[last].tolist(), strict=True)), b""])
         lines = _Lines(data, np.cumsum(self.ends[kept] - self.starts[kept] + 1) - 1)
         if self._invalid is not None and not keep[self._invalid].any():  # every line that is not UTF-8 is dropped
             lines._invalid = self._invalid[:0]
@@ -51,10 +55,15 @@ class _Lines:
 
     @staticmethod
     def _string_column(count: int, ends: np.ndarray, data: bytes | bytearray) -> pl.Series:
+        return pl.Series("raw", _Lines._string_array(count, ends, data))
+
+    @staticmethod
+    def _string_array(count: int, ends: np.ndarray, data: bytes | bytearray) -> pa.LargeStringArray:
+        """The lines (each with its newline) as an Arrow string array over ``data``, unvalidated."""
         offsets = np.empty(count + 1, np.int64)
         offsets[0] = 0
         offsets[1:] = np.minimum(ends + 1, len(data))
-        return pl.Series("raw", pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data)))
+        return pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
 
     def blanked_column(self, rows: np.ndarray) -> pl.Series:
         """:meth:`column` with lines ``rows`` turned into spaces (lines that are not valid UTF-8)."""
@@ -65,23 +74,53 @@ class _Lines:
 
     def invalid_utf8(self) -> np.ndarray:
         """The lines that are not valid UTF-8 (ascending): the whole chunk is checked first (Arrow's
-        check, a tenth of ``bytes.decode``'s time), then only lines holding a byte >= 0x80 are decoded."""
+        check, a tenth of ``bytes.decode``'s time), then, when it fails, the lines after each one
+        Arrow names (:meth:`_invalid_named`)."""
         if self._invalid is None:
-            found: list[int] = []
             data = self.data
-            if not data.isascii() and not _valid_utf8(data):
-                rows = np.unique(np.searchsorted(self.ends, np.flatnonzero(np.frombuffer(data, np.uint8) >= 0x80)))
-                for i, start, end in zip(rows.tolist(), self.starts[rows].tolist(), self.ends[rows].tolist(), strict=True):
-                    if not _decodes(data[start:end]):
-                        found.append(i)
+            found = [] if data.isascii() or _valid_utf8(data) else self._invalid_named()
             self._invalid = np.array(found, np.int64)
         return self._invalid
+
+    def _invalid_named(self) -> list[int]:
+        """The invalid lines, found by validating the lines as one Arrow string array: its error
+        names the first invalid string, and the lines after it are validated again. Should the
+        error not name a line that fails to decode, every line holding a byte >= 0x80 is decoded."""
+        data, found, first = self.data, [], 0
+        strings = self._string_array(self.count, self.ends, data)
+        while first < self.count:
+            try:
+                strings.slice(first).validate(full=True)
+            except pa.ArrowInvalid as error:
+                named = _NAMED_STRING.search(str(error))
+                line = first + int(named.group(1)) if named else -1
+                if not first <= line < self.count or _decodes(self.data[int(self.starts[line]):int(self.ends[line])]):
+                    return self._invalid_decoded(first, found)
+                found.append(line)
+                first = line + 1
+            else:
+                break
+        return found
+
+    def _invalid_decoded(self, first: int, found: list[int]) -> list[int]:
+        """``found`` and the lines from ``first`` on that hold a byte >= 0x80 and do not decode."""
+        data = self.data
+        high = np.flatnonzero(np.frombuffer(data, np.uint8, offset=int(self.starts[first])) >= 0x80) + int(self.starts[first])
+        rows = np.unique(np.searchsorted(self.ends, high))
+        for i, start, end in zip(rows.tolist(), self.starts[rows].tolist(), self.ends[rows].tolist(), strict=True):
+            if not _decodes(data[start:end]):
+                found.append(i)
+        return found
 
     def escaped(self) -> np.ndarray:
         """Which lines hold ``\\u`` (only those can spell a key with an escape or hold a surrogate)."""
         if self._escaped is None:
             self._escaped = self.column().str.contains("\\u", literal=True).to_numpy()
         return self._escaped
+
+
+_NAMED_STRING = re.compile(r"string index (\d+)")
+"""How Arrow's validation names the first string that is not UTF-8."""
 
 
 def _valid_utf8(data: bytes) -> bool:
