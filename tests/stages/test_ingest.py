@@ -243,7 +243,7 @@ def test_pseudonyms_hash_each_id_as_pseudonym_does_across_batches() -> None:
     assert first.name == second.name == "user_id"
     assert first.to_list() == [pseudonym("a", key), None, pseudonym("b", key), pseudonym("a", key)]
     assert second.to_list() == [pseudonym(u, key) if u else None for u in ["c", "b", None, "c", "a"]]
-    assert sorted(users.frame["key"]) == ["a", "b", "c"]  # each id hashed once and remembered
+    assert sorted(users.memo) == ["a", "b", "c"]  # each id hashed once and remembered
 
 
 @pytest.mark.parametrize("lines", [[3, 5, 9], [3, 3, 4, 7, 7, 7]], ids=["one-row-per-line", "repeated-lines"])
