@@ -292,3 +292,16 @@ def test_invalid_utf8_lines_are_the_lines_python_cannot_decode(parts: list[bytes
         except UnicodeDecodeError:
             expected.append(i)
     assert lines.invalid_utf8().tolist() == expected
+
+
+def test_suspect_rows_of_many_number_like_ids_match_the_regex() -> None:
+    """Past a few thousand texts that open with a digit (hex ids), the regex reads them all at once: same rows."""
+    import random
+
+    rng = random.Random(5)
+    values = [rng.choice([f"{rng.getrandbits(64):016x}", str(rng.randrange(10**6)), "1e5", "true", "[x", "9abc", None])
+              for _ in range(5_000)]
+    series = pl.Series(values, dtype=pl.String())
+    expected = series.str.contains(_native_fast._SUSPECT).fill_null(False).arg_true().to_list()
+    assert len(expected) > 1_000
+    assert _native_fast._suspect_rows(series).tolist() == expected
