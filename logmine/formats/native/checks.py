@@ -112,7 +112,7 @@ def _uncertain_rows(df: pl.DataFrame, lines: _Lines, epoch_ms: np.ndarray) -> np
     rows = np.flatnonzero(epoch_ms)
     if len(rows):
         flagged[rows[_maybe_digit_string(lines.column().gather(rows), lines.escaped()[rows])]] = True
-    if df["token_texts"].to_arrow().flatten().null_count:  # a null among the texts is a reject
+    if df["token_texts"].explode(empty_as_null=False, keep_nulls=False).null_count():  # a null among the texts is a reject
         gaps = df.select(pl.col("token_texts").list.eval(pl.element().is_null()).list.any().fill_null(False))
         flagged |= gaps.to_series().to_numpy()
     # surrogate escapes: Polars does not reject lone ones as orjson does
