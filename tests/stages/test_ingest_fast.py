@@ -178,6 +178,24 @@ def test_fast_path_equals_per_line_path(tmp_path: Path, monkeypatch: pytest.Monk
     assert len({r.source_line for r in rejects}) == len(rejects)
 
 
+def test_after_a_chunk_with_bad_lines_the_next_is_sifted_before_its_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chunk that had lines Polars cannot parse makes the next one set its suspects aside first;
+    a clean chunk read that way turns it off again. Rows, rejects and counts stay those per line."""
+    good = b'{"type":"event","ts":"2025-01-01T00:00:00Z","action":"file.save"}'
+    bad = {"cut": b'{"type":"event","ts":"2025-01-01T00:0', "wrong type": b'{"type":"llm_request","ts":1735689600000,"ttft_ms":"x"}',
+           "not utf-8": b'{"type":"event","ts":"2025-01-01T00:00:00Z","action":"\xff"}'}
+    chunks = [[good] * 5 + [bad["cut"]], [good] * 6, [good] * 5 + [bad["wrong type"]], [bad["not utf-8"]] + [good] * 5, [good] * 6]
+    path = tmp_path / "dirty.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for chunk in chunks for line in chunk))
+    first_parse = []
+    sift = _native_fast._Chunk._sift
+    monkeypatch.setattr(_native_fast._Chunk, "_sift", lambda self, lines, numbers, parsed=True: (first_parse.append(parsed), sift(self, lines, numbers, parsed))[1])
+    chunk_bytes = len(good) * 6 + 30  # about one list a chunk
+    ev, _, rejects, read, accepted = _compare(path, chunk_bytes)
+    assert read == 30 and accepted == 27 and len(rejects) == 3
+    assert False in first_parse  # some chunk was sifted before any parse of it
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sizes=st.lists(st.sampled_from([0, 5, 99, 100, 101, 250]), min_size=1, max_size=6),
        fill=st.sampled_from([b"x", b" ", b"\r"]), tail=st.sampled_from([b"", b"\r", b"\r\r"]))
