@@ -11,7 +11,9 @@ Shapes (``--shape``): ``records`` as above; ``chat``, a Continue chat log (``con
 chats join a system prompt, attached files and the user's turn, with placeholder values that are
 words (bench/prompt_chats.py); ``both``. Folds (``--folds``): the templates split by source
 assistant (``FOLDS``: A Continue, B Tabby + Cody), each fold rendered, ingested and mined on its
-own; rules are developed on fold A (in sample) and scored on fold B too (out of sample).
+own; rules are developed on fold A (in sample) and scored on fold B too (out of sample). With
+``--family-c PATH`` (bench/prompt_families/prompt-templates-c.jsonl: aider, Cline, twinny), folds A, B
+and that family (fold C, in sample) are mixed in one log, mined together and scored apart.
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
 in one process (``LOGMINE_THREADS`` threads for the embeddings); wall time, the time the
@@ -20,6 +22,7 @@ generator alone takes, peak RSS and the number of embeddings computed.
 Example:
     python bench/prompts.py --per-template 60
     python bench/prompts.py --folds --shape both --per-template 30
+    python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --shape chat --per-template 30
     python bench/prompts.py --scale 1000000 --workers 1 --json out/bench/prompts-scale.json
 """
 
