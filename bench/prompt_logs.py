@@ -46,6 +46,10 @@ TAILS = ["", "so it is faster", "using a list comprehension", "and keep the beha
          "because the reviewer asked for it", "to handle empty input", "without changing the public API",
          "so that it works on Windows too", "and add a short comment explaining why", "in the style of the rest of the module",
          "for python 3.11", "to avoid the race when two threads call it at once"]
+EXCEPTIONS = ["ValueError", "KeyError", "TypeError", "FileNotFoundError", "PermissionError", "TimeoutError"]
+TOOL_PARAMS = ["path", "content", "command", "diff", "regex", "question", "result", "file_pattern", "recursive"]
+SYSTEMS = ["Linux-6.8.0-45-generic-x86_64-with-glibc2.39", "macOS-14.6.1-arm64-arm-64bit", "Windows-11-10.0.22631-SP0"]
+SHELLS = ["SHELL=/bin/bash", "SHELL=/bin/zsh", "COMSPEC=C:\\Windows\\system32\\cmd.exe", "SHELL=/usr/bin/fish"]
 OWNERS = ["acme", "octo", "logmine", "team", "data", "infra", "ml", "web", "corp", "lab"]
 
 
@@ -156,7 +160,30 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         return "\n\n".join(f"+++++ {other_path(corpus)}\n{corpus.snippet(3, 12)}" for _ in range(rng.randint(1, 2)))
     if low == "snippet_line":
         return corpus.snippet(1, 1).strip()
+    if low in WORD_VALUES:  # placeholders of the development family C (bench/prompt_families) that hold words
+        return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
+
+
+def _platform(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A user's system info, as aider's ``{platform}`` lists it."""
+    lines = [f"- Platform: {rng.choice(SYSTEMS)}", f"- Shell: {rng.choice(SHELLS)}", f"- Language: {rng.choice(['en_US', 'de_DE', 'fr_FR', 'ja_JP'])}",
+             f"- Current date: 2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"]
+    if rng.random() < 0.7:
+        lines.append("- The user is operating inside a git repository")
+    return "\n".join(lines) + "\n"
+
+
+WORD_VALUES = {
+    "platform": _platform,
+    "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
+    "feedback": lambda corpus, rng: instruction(rng).capitalize() + ".",
+    "error": lambda corpus, rng: f"{rng.choice(EXCEPTIONS)}: {instruction(rng).lower()}",
+    "paramname": lambda corpus, rng: rng.choice(TOOL_PARAMS),
+    "summarytext": lambda corpus, rng: " ".join(instruction(rng).capitalize() + "." for _ in range(rng.randint(2, 6))),
+    "contextpath": lambda corpus, rng: other_path(corpus),
+}
+"""Values of placeholders that name words (or paths), used only by family C's templates."""
 
 
 def _js_placeholders(text: str) -> list[tuple[int, int, str]]:

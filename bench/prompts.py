@@ -11,7 +11,9 @@ Shapes (``--shape``): ``records`` as above; ``chat``, a Continue chat log (``con
 chats join a system prompt, attached files and the user's turn, with placeholder values that are
 words (bench/prompt_chats.py); ``both``. Folds (``--folds``): the templates split by source
 assistant (``FOLDS``: A Continue, B Tabby + Cody), each fold rendered, ingested and mined on its
-own; rules are developed on fold A (in sample) and scored on fold B too (out of sample).
+own; rules are developed on fold A (in sample) and scored on fold B too (out of sample). With
+``--family-c PATH`` (bench/prompt_families/prompt-templates-c.jsonl: aider, Cline, twinny), folds A, B
+and that family (fold C, in sample) are mixed in one log, mined together and scored apart.
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
 in one process (``LOGMINE_THREADS`` threads for the embeddings); wall time, the time the
@@ -20,6 +22,7 @@ generator alone takes, peak RSS and the number of embeddings computed.
 Example:
     python bench/prompts.py --per-template 60
     python bench/prompts.py --folds --shape both --per-template 30
+    python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --shape chat --per-template 30
     python bench/prompts.py --scale 1000000 --workers 1 --json out/bench/prompts-scale.json
 """
 
@@ -29,6 +32,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import resource
 import subprocess
 import sys
@@ -78,29 +82,10 @@ def accuracy(
     """Render, log, ingest and mine one fold's templates (all of them for None); score the result.
     ``shape``: ``records`` (native JSONL and Continue dev data, records carrying their values) or
     ``chat`` (a Continue chat log of joined templates with word values, :mod:`prompt_chats`)."""
-    from logmine.stages.ingest.core import ingest
-    from logmine.stages.templates.tables import TemplatesConfig, run
-    from logmine.workspace import Workspace
-
     rows = fold_rows(load_templates(templates), fold)
-    with tempfile.TemporaryDirectory() as tmp:
-        if shape == "chat":
-            chats = list(chat_records(rows, per_template, seed, requests=requests))
-            recs: list[Record] = [r for r, _ in chats]
-            where = write_chat_log(chats, Path(tmp) / "logs", seed)
-        else:
-            recs = list(records(rows, per_template, seed, requests=requests))
-            where = write_logs(recs, Path(tmp) / "logs", seed)
-        ingested = ingest([Path(tmp) / "logs"], Path(tmp) / "ws")
-        started = time.perf_counter()
-        report = run(Path(tmp) / "ws", TemplatesConfig(embeddings=embeddings, embedding_model=model))
-        seconds = time.perf_counter() - started
-        ws = Workspace.open(Path(tmp) / "ws")
-        logged = ws.scan("llm_requests").select("request_id", "source_file", "source_line").collect()
-        assigned = ws.read("request_templates").join(ws.read("templates").select("template_id", "family_id"), on="template_id")
-        table = logged.join(assigned, on="request_id", how="left")
-        key = {(f, line): (t, fam) for f, line, t, fam in table.select("source_file", "source_line", "template_id", "family_id").iter_rows()}
-    mined = [key.get(w, (None, None)) for w in where]
+    made = list(_render(rows, per_template, seed, requests, shape))
+    recs: list[Record] = [r for r, _ in made]
+    mined, report, ingested, seconds, where = _ingest_and_mine(made, shape, seed, embeddings, model)
     truth = [r.truth for r in recs]
     tpl = score(truth, [m[0] or "none" for m in mined])
     fam = score(truth, [m[1] or "none" for m in mined])
@@ -126,6 +111,82 @@ def accuracy(
     }
 
 
+def _render(rows: list[dict[str, Any]], per_template: int, seed: int, requests: str, shape: str) -> Any:
+    """``(record, chat messages or None)`` for every rendering of ``rows`` in the given shape."""
+    if shape == "chat":
+        return chat_records(rows, per_template, seed, requests=requests)
+    return ((r, None) for r in records(rows, per_template, seed, requests=requests))
+
+
+def _ingest_and_mine(
+    made: list[tuple[Record, Any]], shape: str, seed: int, embeddings: bool, model: str | None,
+) -> tuple[list[tuple[Any, Any]], Any, Any, float, list[tuple[str, int]]]:
+    """Write the renderings as logs of the shape, ingest and mine them; each record's ``(template_id,
+    family_id)`` (``None`` where unassigned), the stage's report, the ingest result, the stage's seconds
+    and where each record was written."""
+    from logmine.stages.ingest.core import ingest
+    from logmine.stages.templates.tables import TemplatesConfig, run
+    from logmine.workspace import Workspace
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if shape == "chat":
+            where = write_chat_log(made, Path(tmp) / "logs", seed)
+        else:
+            where = write_logs([r for r, _ in made], Path(tmp) / "logs", seed)
+        ingested = ingest([Path(tmp) / "logs"], Path(tmp) / "ws")
+        started = time.perf_counter()
+        report = run(Path(tmp) / "ws", TemplatesConfig(embeddings=embeddings, embedding_model=model))
+        seconds = time.perf_counter() - started
+        ws = Workspace.open(Path(tmp) / "ws")
+        logged = ws.scan("llm_requests").select("request_id", "source_file", "source_line").collect()
+        assigned = ws.read("request_templates").join(ws.read("templates").select("template_id", "family_id"), on="template_id")
+        table = logged.join(assigned, on="request_id", how="left")
+        key = {(f, line): (t, fam) for f, line, t, fam in table.select("source_file", "source_line", "template_id", "family_id").iter_rows()}
+    return [key.get(w, (None, None)) for w in where], report, ingested, seconds, where
+
+
+def mixed_accuracy(
+    templates: Path, family_c: Path, per_template: int, seed: int, embeddings: bool, model: str | None,
+    requests: str = "fixed", shape: str = "records",
+) -> list[dict[str, Any]]:
+    """Folds A and B of ``templates`` and the templates of ``family_c`` (fold C, a development family of
+    other assistants) rendered as in :func:`accuracy` (each fold with the same seed as alone), mixed in one
+    seeded order into one log, ingested and mined together; scored apart: for each fold, GA over its
+    records (each judged in the whole parse), the distinct mined templates and families its records
+    fall into, against its distinct true templates."""
+    rows = load_templates(templates)
+    parts = {"A": fold_rows(rows, "A"), "B": fold_rows(rows, "B"), "C": load_templates(family_c)}
+    made: list[tuple[Record, Any]] = []
+    folds: list[str] = []
+    for name, fold_templates in parts.items():
+        batch = list(_render(fold_templates, per_template, seed, requests, shape))
+        made += batch
+        folds += [name] * len(batch)
+    order = list(range(len(made)))
+    random.Random(seed + 5).shuffle(order)
+    made, folds = [made[i] for i in order], [folds[i] for i in order]
+    mined, report, ingested, seconds, _ = _ingest_and_mine(made, shape, seed, embeddings, model)
+    truth = [r.truth for r, _ in made]
+    templates_of = [m[0] or "none" for m in mined]
+    families_of = [m[1] or "none" for m in mined]
+    out = []
+    for name in parts:
+        part = [f == name for f in folds]
+        mine = {t for t, keep in zip(templates_of, part, strict=True) if keep}
+        fams = {t for t, keep in zip(families_of, part, strict=True) if keep}
+        true = {t for t, keep in zip(truth, part, strict=True) if keep}
+        out.append({
+            "fold": name, "sample": "out" if name == "B" else "in", "shape": shape, "mixed": True, "records": sum(part),
+            "truth_templates": len(true), "mined_templates": len(mine), "families": len(fams),
+            "families_vs_truth": round(len(fams) / len(true) - 1, 4),
+            "templates_ga": round(grouping_accuracy_of(truth, templates_of, part), 4),
+            "families_ga": round(grouping_accuracy_of(truth, families_of, part), 4),
+            "all_mined_templates": report.templates, "all_families": report.families, "lines_rejected": ingested.lines_rejected,
+            "unassigned": sum(m[0] is None and keep for m, keep in zip(mined, part, strict=True)), "stage_seconds": round(seconds, 2),
+        })
+    return out
+
+
 def accuracy_table(r: dict[str, Any]) -> str:
     return "\n".join([
         f"Labelled prompt log: {r['records']:,} requests ({r.get('requests', 'fixed')} user requests) from {r['templates_in_file']} templates ({r['truth_templates']} distinct once "
@@ -143,8 +204,11 @@ def accuracy_table(r: dict[str, Any]) -> str:
 
 def folds_table(results: list[dict[str, Any]]) -> str:
     """One line per fold and shape: GA and template counts against the truth, in and out of sample."""
+    mixed = any(r.get("mixed") for r in results)
     lines = [
-        f"Folds by source assistant (A: {', '.join(FOLDS['A'])}; B: {', '.join(FOLDS['B'])}); rules developed on fold {DEV_FOLD}.", "",
+        f"Folds by source assistant (A: {', '.join(FOLDS['A'])}; B: {', '.join(FOLDS['B'])}"
+        + ("; C: the family of --family-c), all three mined together in one log, each scored on its own records" if mixed else ")")
+        + f"; rules developed on fold {DEV_FOLD}" + (" and C" if mixed else "") + ".", "",
         "| shape | fold | sample | truth | mined templates (vs truth) | GA | families (vs truth) | GA after merging |",
         "|---|---|---|---:|---:|---:|---:|---:|",
     ]
@@ -263,6 +327,10 @@ def main() -> None:
                         help="users' requests from fixed word lists, or half of them about names in the code")
     parser.add_argument("--folds", action="store_true",
                         help="score each fold of the split by source assistant (FOLDS) on its own, in and out of sample")
+    parser.add_argument("--family-c", type=Path,
+                        help="with --folds: a third family of templates (fold C, in sample; e.g. "
+                             "bench/prompt_families/prompt-templates-c.jsonl) mined together with folds A and B, "
+                             "each fold scored on its own records")
     parser.add_argument("--shape", choices=("records", "chat", "both"), default="records",
                         help="records carrying their values (native + Continue dev data), or a Continue chat log of joined "
                              "templates with word values (bench/prompt_chats.py)")
@@ -283,7 +351,13 @@ def main() -> None:
             report[f"accuracy_{shape}" if shape != "records" else "accuracy"] = r = accuracy(
                 args.templates, args.per_template, args.seed, embeddings, args.embedding_model, args.requests, shape=shape)
             print(accuracy_table(r))
-    if not args.no_accuracy and args.folds:
+    if args.family_c is not None and not (args.folds and args.family_c.is_file()):
+        parser.error(f"--family-c {args.family_c}: needs --folds and an existing file")
+    if not args.no_accuracy and args.folds and args.family_c is not None:
+        report["folds"] = [r for shape in shapes for r in mixed_accuracy(
+            args.templates, args.family_c, args.per_template, args.seed, embeddings, args.embedding_model, args.requests, shape)]
+        print(folds_table(report["folds"]))
+    elif not args.no_accuracy and args.folds:
         report["folds"] = [accuracy(args.templates, args.per_template, args.seed, embeddings, args.embedding_model, args.requests,
                                     fold=fold, shape=shape) for shape in shapes for fold in FOLDS]
         print(folds_table(report["folds"]))

@@ -311,3 +311,14 @@ def test_a_context_snippet_is_code_up_to_the_next_snippet_header() -> None:
     prose = "\n".join(f"where the module is the name number {n} of a module to search" for n in range(15))
     prompt = f"+++++ src/a.py\n    return x\n\n+++++ src/b.py\n{prose}\n\n+++++ {{file_path}}\n{{prefix}}"
     assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == "{code} {file_path}\n{prefix}"
+
+
+def test_a_language_named_with_plus_plus_or_sharp_is_a_word() -> None:
+    """``C++``, ``C#`` and ``F#`` in an instruction read as words: the lines after a code value
+    (``The language is: C++.``) stay text, as with any other language's name; ``i++;`` stays code."""
+    code = "def total(xs):\n    return sum(xs)"
+    for name in ("Rust", "C++", "C#", "F#"):
+        prompt = f"Refactor this:\n{code}\nKeep the style of the file.\nThe language is: {name}.\nDo not explain the code."
+        assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == (
+            f"Refactor this:\n{{code}}\nKeep the style of the file.\nThe language is: {name}.\nDo not explain the code.")
+    assert SLOT.sub(r"{\1}", skeleton("Explain this:\n\nfor (i = 0; i < n; i++) {\n  C++;\n}\n", {}, SlotStore())) == "Explain this:\n\n{code}\n"

@@ -33,6 +33,9 @@ _FIXED = re.compile(
 """Pieces a code region never swallows: placeholders, sentinels, tags, fence lines."""
 _PROSE_WORD = re.compile(r"^[\"'(*\[]*[A-Za-z][A-Za-z'’-]*[.,:;!?\"')*\]]*$")
 _CODE_CHARS = re.compile(r"[=;{}\\]|\(\)|->|::|\+\+|\.\w+\(|^\s*(?:#|//|/\*|\*|<!--|@)")
+_LANGUAGE_NAME = re.compile(r"(?<![\w+#])[A-Z](?:\+\+|#)(?![\w+#])")
+"""A language's name of one capital and ``++`` or ``#`` (``C++``, ``C#``, ``F#``): a word in prose,
+read as ``C`` when a line's kind is decided (``The language is: C++.`` is an instruction, not code)."""
 _HEADER = re.compile(r"^#{2,} \S")
 """A markdown header (``### Instruction:``): text, where ``# ...`` alone may be a code comment."""
 _MARKDOWN = re.compile(r"^(?:(?:[*+-]|\d{1,2}[.)]|#)[ \t]+(?=\S)|(?=\*\*[^\s*][^\n]*?\S\*\*))")
@@ -368,6 +371,7 @@ def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
     """fixed | space | code | text | indented (an indented line that reads as prose)."""
     if _FIXED.fullmatch(piece):
         return "fixed"
+    piece = _LANGUAGE_NAME.sub("C", piece)
     if not piece.strip():
         return "space"
     if at_line_start and (piece[:2] == "  " or piece[:1] == "\t"):
