@@ -183,9 +183,7 @@ def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], force
         for (piece, _, offset), k in zip(pieces, kinds)
     )
     kind = "text" if whole else "code"
-    for i, k in enumerate(kinds):
-        if k == "indented":
-            kinds[i] = kind
+    kinds[:] = [kind if k == "indented" else k for k in kinds]
 
 
 def _comments(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
