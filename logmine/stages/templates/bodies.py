@@ -176,8 +176,8 @@ def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], force
     every line of the text is indented prose outside ``forced``: a text indented as a whole (a
     system prompt indented by its template) is text. Whether a line reads as prose is asked only
     here, of a text holding nothing but indented lines, and stops at the first that does not:
-    most indented lines are code among other lines, and asking each of them cost a fifth more
-    CPU at 100,000 prompts (their code lines rarely recur, so the kind cache seldom answers)."""
+    most indented lines are code among other lines, and asking each of them made the skeletons
+    cost about a tenth more CPU (their code lines rarely recur, so the kind cache seldom answers)."""
     whole = all(
         k == "space" or (k == "indented" and not (forced and _inside(offset, forced)) and _kind(piece.lstrip(), True, None) == "text")
         for (piece, _, offset), k in zip(pieces, kinds)
