@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from logmine.stages.templates import bodies
 from logmine.stages.templates.cluster import SLOT
 from logmine.stages.templates.prompts import SlotStore, mine_prompts, placeholders, prompt_template_regex, record_values, skeleton
 
@@ -290,6 +291,31 @@ def test_a_text_indented_as_a_whole_is_prose() -> None:
     assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == prompt
     code = "def total(xs):\n    Sum the values of the list and return it.\n    return sum(xs)"
     assert SLOT.sub(r"{\1}", skeleton(f"Explain this.\n\n{code}", {}, SlotStore())) == "Explain this.\n\n{code}"
+
+
+def test_whether_an_indented_line_reads_as_prose_is_asked_only_of_a_text_indented_as_a_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Indented lines among other lines are code whatever they read like, so their prose test is
+    never run (at volume most indented lines are code seen once, and running it on each cost CPU);
+    a text of indented lines only is text when all of them read as prose, code when one does not."""
+    asked: list[str] = []
+    kind = bodies._kind
+
+    def spy(piece: str, at_line_start: bool, language: str | None) -> str:
+        asked.append(piece)
+        return kind(piece, at_line_start, language)
+
+    monkeypatch.setattr(bodies, "_kind", spy)
+    monkeypatch.setattr(bodies, "_KINDS", {})  # every piece is classified afresh, none answered by the cache
+    prose = [f"    Sum the values of list number {n} and return it." for n in range(5)]
+    among_code = "Explain this.\n\ndef total(xs):\n" + "\n".join(prose) + "\n    return sum(xs)"
+    assert SLOT.sub(r"{\1}", skeleton(among_code, {}, SlotStore())) == "Explain this.\n\n{code}"
+    assert set(prose) <= set(asked) and not {p.lstrip() for p in prose} & set(asked)
+    asked.clear()
+    indented = "\n".join(prose)
+    assert SLOT.sub(r"{\1}", skeleton(indented, {}, SlotStore())) == indented
+    assert {p.lstrip() for p in prose} <= set(asked)
+    with_code = "\n".join([*prose[:2], "    return total(xs)", *prose[2:]])
+    assert SLOT.sub(r"{\1}", skeleton(with_code, {}, SlotStore())) == "{code}"
 
 
 def test_an_indented_system_prompt_is_one_template_across_chats_of_several_lengths() -> None:

@@ -161,11 +161,11 @@ def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None,
             kind = cache[piece] = _kind(piece, at_line_start, language)
             if len(cache) >= _CACHE_SIZE:
                 cache.clear()
-        if kind in ("text", "indented") and forced and _inside(offset, forced):
+        if kind == "text" and forced and _inside(offset, forced):
             kind = "code"
         kinds.append(kind)
     if "indented" in kinds:
-        _indented_prose(kinds)
+        _indented_prose(pieces, kinds, forced)
     if '="' in text:
         _attribute_lines(pieces, kinds, text)
     _inline_fixed(pieces, kinds)
@@ -174,14 +174,19 @@ def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None,
     return kinds
 
 
-def _indented_prose(kinds: list[str]) -> None:
-    """Indented lines that read as prose (a comment's or docstring's words in code) are code,
-    unless every line of the text is one: a text indented as a whole (a system prompt indented
-    by its template) is text."""
-    kind = "text" if all(k in ("indented", "space") for k in kinds) else "code"
-    for i, k in enumerate(kinds):
-        if k == "indented":
-            kinds[i] = kind
+def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], forced: list[tuple[int, int]]) -> None:
+    """Indented lines are code, prose among them too (a comment's or docstring's words), unless
+    every line of the text is indented prose outside ``forced``: a text indented as a whole (a
+    system prompt indented by its template) is text. Whether a line reads as prose is asked only
+    here, of a text holding nothing but indented lines, and stops at the first that does not:
+    most indented lines are code among other lines, and asking each of them made the skeletons
+    cost about a tenth more CPU (their code lines rarely recur, so the kind cache seldom answers)."""
+    whole = all(
+        k == "space" or (k == "indented" and not (forced and _inside(offset, forced)) and _kind(piece.lstrip(), True, None) == "text")
+        for (piece, _, offset), k in zip(pieces, kinds)
+    )
+    kind = "text" if whole else "code"
+    kinds[:] = [kind if k == "indented" else k for k in kinds]
 
 
 def _comments(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
@@ -368,15 +373,16 @@ def _inside(offset: int, spans: list[tuple[int, int]]) -> bool:
 
 
 def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
-    """fixed | space | code | text | indented (an indented line that reads as prose)."""
+    """fixed | space | code | text | indented (an indented line: code, or text in a text indented
+    as a whole, :func:`_indented_prose`)."""
     if _FIXED.fullmatch(piece):
         return "fixed"
     piece = _LANGUAGE_NAME.sub("C", piece)
     if not piece.strip():
         return "space"
     if at_line_start and (piece[:2] == "  " or piece[:1] == "\t"):
-        # indentation makes code; a line that reads as prose is "indented" (:func:`_indented_prose`)
-        return "indented" if _kind(piece.lstrip(), True, None) == "text" else "code"
+        # indentation makes code, unless the whole text is indented prose (:func:`_indented_prose`)
+        return "indented"
     if (at_line_start and ROLE_TAG_LINE.fullmatch(piece)) or (not at_line_start and _PUNCTUATION.fullmatch(piece)):
         return "text"
     if _HEADER.match(piece):
