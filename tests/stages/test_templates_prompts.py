@@ -322,3 +322,16 @@ def test_a_language_named_with_plus_plus_or_sharp_is_a_word() -> None:
         assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == (
             f"Refactor this:\n{{code}}\nKeep the style of the file.\nThe language is: {name}.\nDo not explain the code.")
     assert SLOT.sub(r"{\1}", skeleton("Explain this:\n\nfor (i = 0; i < n; i++) {\n  C++;\n}\n", {}, SlotStore())) == "Explain this:\n\n{code}\n"
+
+
+def test_a_prose_item_of_a_list_whose_other_items_are_code_is_code() -> None:
+    """A list is one value: system info listed as items (``- Shell: SHELL=/bin/zsh``), the last one
+    prose and present in some prompts only, is one code slot with or without it; a list whose items
+    all read as prose stays text, and so does a prose item after a blank line."""
+    info = "- Platform: Linux-6.5.0-x86_64\n- Shell: SHELL=/bin/zsh\n- Current date: 2026-01-01\n"
+    rules = "\nRules:\n- If you changed a file, say so.\n- Be brief always.\n"
+    for value in (info, info + "- The user is operating inside a git repository\n"):
+        prompt = f"Keep the user's system in mind:\n{value}{rules}"
+        assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == "Keep the user's system in mind:\n{code}\n" + rules
+    apart = f"Keep the user's system in mind:\n{info}\n- The user is operating inside a git repository\n"
+    assert SLOT.sub(r"{\1}", skeleton(apart, {}, SlotStore())).endswith("{code}\n\n- The user is operating inside a git repository\n")

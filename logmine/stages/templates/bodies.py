@@ -171,6 +171,7 @@ def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None,
     _inline_fixed(pieces, kinds)
     _smooth(pieces, kinds)
     _comments(pieces, kinds)
+    _list_items(pieces, kinds)
     return kinds
 
 
@@ -194,6 +195,37 @@ def _comments(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
         after = i + 1 == len(pieces) or (pieces[i + 1][0] == "\n" and (i + 2 == len(pieces) or pieces[i + 2][0] == "\n"))
         if not (before and after):
             kinds[i] = "code"
+
+
+_ITEM = re.compile(r"^(?:([*+-])|\d{1,3}([.)]))[ \t]+\S")
+"""A list item's marker at a line's start: a bullet, or a number and its mark (``1.``, ``2)``)."""
+
+
+def _list_items(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
+    """A list is one value: in a run of list items (consecutive lines, no blank line between, each
+    opening with the same marker) of which two or more are code, the items read as prose are code
+    too (``- Shell: SHELL=/bin/zsh`` then ``- The user is operating inside a git repository``: a
+    value's optional item; read as text, it split the template by whether the value held it).
+    A line holding a fixed piece (a placeholder, a tag, a fence) ends the run."""
+    runs: list[tuple[object, list[tuple[int, int]]]] = []
+    i = 0
+    while i < len(pieces):
+        if pieces[i][0] == "\n":  # a blank line
+            i += 1
+            continue
+        start, end = _line_of(pieces, i)
+        m = _ITEM.match(pieces[start][0]) if pieces[start][1] else None
+        if m is not None and "fixed" not in kinds[start:end]:
+            if runs and runs[-1][0] == m.groups() and runs[-1][1][-1][1] + 1 == start:
+                runs[-1][1].append((start, end))
+            else:
+                runs.append((m.groups(), [(start, end)]))
+        i = end + 1
+    for _, run in runs:
+        code = [all(k in ("code", "space") for k in kinds[a:b]) for a, b in run]
+        if sum(code) >= 2 and not all(code):
+            for a, b in run:
+                kinds[a:b] = ["space" if k == "space" else "code" for k in kinds[a:b]]
 
 
 def _line_of(pieces: list[tuple[str, bool, int]], i: int) -> tuple[int, int]:
