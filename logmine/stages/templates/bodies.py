@@ -435,13 +435,29 @@ def _markdown_kind(piece: str, at_line_start: bool) -> str | None:
 
 
 def _prose_kind(piece: str, language: str | None) -> str:
-    words = piece.split()
+    words = _list_words(piece.split())
     plain = sum(bool(_PROSE_WORD.match(w)) for w in words)
     # a sentence, or a word or two of plain text (a role name, a short request)
     prose = (len(words) >= 3 and plain >= 0.75 * len(words)) or (len(words) <= 2 and plain == len(words))
     if prose and language is not None and _parses_as_code(piece.strip(), language):
         return "code"
     return "text" if prose else "code"
+
+
+_PATH_WORD = re.compile(r"^[\w.-]*[/.][\w./-]*\w$")
+"""A path or a dotted name (``src/a.py``, ``os.path``): an item of a list of values."""
+
+
+def _list_words(words: list[str]) -> list[str]:
+    """Words with a comma-separated list of paths or dotted names (``a/b.py, c/d.py, e/f.py``) read
+    as one word: a line's kind is the same whatever the list's length (a value's items)."""
+    out: list[str] = []
+    for w in words:
+        if out and out[-1].endswith(",") and _PATH_WORD.match(out[-1][:-1]) and _PATH_WORD.match(w.rstrip(",")):
+            out[-1] = w
+        else:
+            out.append(w)
+    return out
 
 
 def _smooth(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
