@@ -288,3 +288,13 @@ def test_a_logger_every_line_has_is_no_context_for_a_free_text_frame() -> None:
               "Dropped stale lease of {} after", "Pinned the runtime image of {} to", "Granted quota to {} in"]
     lines = [f"{threads[(i + k) % 6]}|experimental|{e.format(names[(i * 3 + k) % 8])} 10.0.{i}.{k}" for i in range(12) for k, e in enumerate(events)]
     assert sorted(set(mine_templates(lines).templates.values())) == sorted(f"<*>|experimental|{e.format('<*>')} <*>" for e in events)
+
+
+def test_a_list_of_values_is_one_value_whatever_its_length() -> None:
+    """``<*>, <*>, <*>``: a list of masked values of one to four items is one variable, as a value
+    of several words is; words between the values keep lines apart."""
+    hosts = ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"]
+    lines = [f"Replicas {', '.join(hosts[: 1 + i % 4])} joined the ring" for i in range(24)]
+    lines += [f"Replica {h} left, {h} took over" for h in hosts * 2]
+    result = mine_templates(lines)
+    assert sorted(result.templates.values()) == ["Replica <*> left, <*> took over", "Replicas <*> joined the ring"]

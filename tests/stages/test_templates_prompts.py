@@ -348,3 +348,28 @@ def test_a_language_named_with_plus_plus_or_sharp_is_a_word() -> None:
         assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == (
             f"Refactor this:\n{{code}}\nKeep the style of the file.\nThe language is: {name}.\nDo not explain the code.")
     assert SLOT.sub(r"{\1}", skeleton("Explain this:\n\nfor (i = 0; i < n; i++) {\n  C++;\n}\n", {}, SlotStore())) == "Explain this:\n\n{code}\n"
+
+
+def test_a_prose_item_of_a_list_whose_other_items_are_code_is_code() -> None:
+    """A list is one value: system info listed as items (``- Shell: SHELL=/bin/zsh``), the last one
+    prose and present in some prompts only, is one code slot with or without it; a list whose items
+    all read as prose stays text, and so does a prose item after a blank line."""
+    info = "- Platform: Linux-6.5.0-x86_64\n- Shell: SHELL=/bin/zsh\n- Current date: 2026-01-01\n"
+    rules = "\nRules:\n- If you changed a file, say so.\n- Be brief always.\n"
+    for value in (info, info + "- The user is operating inside a git repository\n"):
+        prompt = f"Keep the user's system in mind:\n{value}{rules}"
+        assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == "Keep the user's system in mind:\n{code}\n" + rules
+    apart = f"Keep the user's system in mind:\n{info}\n- The user is operating inside a git repository\n"
+    assert SLOT.sub(r"{\1}", skeleton(apart, {}, SlotStore())).endswith("{code}\n\n- The user is operating inside a git repository\n")
+
+
+def test_a_list_of_paths_is_one_value_whatever_its_length() -> None:
+    """A line naming one to four files (``a/b.py, c/d.py``) reads as prose whatever the list's length
+    (three paths made it code: a slot of its own), and its prompts are one template."""
+    paths = ["src/app.py", "lib/b_c.py", "docs/x.md", "y/z.rs", "tests/t.py", "m/n.go"]
+    prompts = [f"user: I added these files to the chat: {', '.join(paths[i % 3 : i % 3 + 1 + i % 4])}\n"
+               "Let me know if there are others we should add." for i in range(24)]
+    for prompt in prompts[:4]:
+        assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == prompt
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert list(result.templates.values()) == ["user: I added these files to the chat: <*>\nLet me know if there are others we should add."]

@@ -171,6 +171,7 @@ def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None,
     _inline_fixed(pieces, kinds)
     _smooth(pieces, kinds)
     _comments(pieces, kinds)
+    _list_items(pieces, kinds)
     return kinds
 
 
@@ -199,6 +200,37 @@ def _comments(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
         after = i + 1 == len(pieces) or (pieces[i + 1][0] == "\n" and (i + 2 == len(pieces) or pieces[i + 2][0] == "\n"))
         if not (before and after):
             kinds[i] = "code"
+
+
+_ITEM = re.compile(r"^(?:([*+-])|\d{1,3}([.)]))[ \t]+\S")
+"""A list item's marker at a line's start: a bullet, or a number and its mark (``1.``, ``2)``)."""
+
+
+def _list_items(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
+    """A list is one value: in a run of list items (consecutive lines, no blank line between, each
+    opening with the same marker) of which two or more are code, the items read as prose are code
+    too (``- Shell: SHELL=/bin/zsh`` then ``- The user is operating inside a git repository``: a
+    value's optional item; read as text, it split the template by whether the value held it).
+    A line holding a fixed piece (a placeholder, a tag, a fence) ends the run."""
+    runs: list[tuple[object, list[tuple[int, int]]]] = []
+    i = 0
+    while i < len(pieces):
+        if pieces[i][0] == "\n":  # a blank line
+            i += 1
+            continue
+        start, end = _line_of(pieces, i)
+        m = _ITEM.match(pieces[start][0]) if pieces[start][1] else None
+        if m is not None and "fixed" not in kinds[start:end]:
+            if runs and runs[-1][0] == m.groups() and runs[-1][1][-1][1] + 1 == start:
+                runs[-1][1].append((start, end))
+            else:
+                runs.append((m.groups(), [(start, end)]))
+        i = end + 1
+    for _, run in runs:
+        code = [all(k in ("code", "space") for k in kinds[a:b]) for a, b in run]
+        if sum(code) >= 2 and not all(code):
+            for a, b in run:
+                kinds[a:b] = ["space" if k == "space" else "code" for k in kinds[a:b]]
 
 
 def _line_of(pieces: list[tuple[str, bool, int]], i: int) -> tuple[int, int]:
@@ -409,13 +441,29 @@ def _markdown_kind(piece: str, at_line_start: bool) -> str | None:
 
 
 def _prose_kind(piece: str, language: str | None) -> str:
-    words = piece.split()
+    words = _list_words(piece.split())
     plain = sum(bool(_PROSE_WORD.match(w)) for w in words)
     # a sentence, or a word or two of plain text (a role name, a short request)
     prose = (len(words) >= 3 and plain >= 0.75 * len(words)) or (len(words) <= 2 and plain == len(words))
     if prose and language is not None and _parses_as_code(piece.strip(), language):
         return "code"
     return "text" if prose else "code"
+
+
+_PATH_WORD = re.compile(r"^[\w.-]*[/.][\w./-]*\w$")
+"""A path or a dotted name (``src/a.py``, ``os.path``): an item of a list of values."""
+
+
+def _list_words(words: list[str]) -> list[str]:
+    """Words with a comma-separated list of paths or dotted names (``a/b.py, c/d.py, e/f.py``) read
+    as one word: a line's kind is the same whatever the list's length (a value's items)."""
+    out: list[str] = []
+    for w in words:
+        if out and out[-1].endswith(",") and _PATH_WORD.match(out[-1][:-1]) and _PATH_WORD.match(w.rstrip(",")):
+            out[-1] = w
+        else:
+            out.append(w)
+    return out
 
 
 def _smooth(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:

@@ -438,18 +438,11 @@ def find_root(parent: list[int], k: int) -> int:
 
 
 def _collapse_with_seps(pattern: Sequence[str], seps: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    kept = _collapsed(pattern)
+    toks = tuple(tok for _, tok in kept)
     if not seps:
-        return collapse_wildcards(pattern), ()
-    toks: list[str] = []
-    out = [seps[0]]
-    for i, tok in enumerate(pattern):
-        if tok == WILDCARD and toks and toks[-1] == WILDCARD:
-            continue
-        if toks:
-            out.append(seps[i])
-        toks.append(tok)
-    out.append(seps[-1])
-    return tuple(toks), tuple(out)
+        return toks, ()
+    return toks, (seps[0], *(seps[i] for i, _ in kept[1:]), seps[-1])
 
 
 def collapse_wildcards(pattern: Sequence[str]) -> tuple[str, ...]:
@@ -462,12 +455,37 @@ def collapse_wildcards(pattern: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+_LIST_ITEMS = frozenset({WILDCARD + ",", WILDCARD + ";"})
+"""A wildcard with a list's separator after it (``<*>,``): an item of a list of values."""
+
+
+def collapse_lists(pattern: Sequence[str]) -> tuple[str, ...]:
+    """Runs of adjacent wildcards, and lists of wildcards (``<*>, <*>, <*>``), read as one
+    variable-length wildcard: a list of values is one value whatever its number of items."""
+    return tuple(tok for _, tok in _collapsed(pattern))
+
+
+def _collapsed(pattern: Sequence[str]) -> list[tuple[int, str]]:
+    """The tokens :func:`collapse_lists` keeps, each with the position of the first token it stands for."""
+    out: list[tuple[int, str]] = []
+    for i, tok in enumerate(pattern):
+        if tok == WILDCARD and out and (out[-1][1] == WILDCARD or out[-1][1] in _LIST_ITEMS):
+            first = i
+            while out and out[-1][1] in _LIST_ITEMS:
+                first = out.pop()[0]
+            if out and out[-1][1] == WILDCARD:
+                continue
+            tok, i = WILDCARD, first
+        out.append((i, tok))
+    return out
+
+
 def _merge_lengths(groups: list[Group], structure: StructureFn = lambda g: ()) -> list[Group]:
     """Merge templates whose patterns are equal with variable-length wildcards (and whose
     ``structure``, their chat turns, is the same)."""
     by_key: dict[tuple[tuple[str, ...], tuple[str, ...]], list[Group]] = defaultdict(list)
     for g in groups:
-        by_key[(collapse_wildcards(g.pattern), structure(g))].append(g)
+        by_key[(collapse_lists(g.pattern), structure(g))].append(g)
     out = []
     for (key, _), same in by_key.items():
         by_len: dict[int, list[Group]] = defaultdict(list)
