@@ -138,8 +138,9 @@ def _suspect_rows(values: pl.Series) -> np.ndarray:
     bytes), then the regex on the few rows that pass it. (An id like ``3fa2...`` passes the first
     byte's test but not the second's; ``file.save`` is no ``false``: too long.)
 
-    Polars is called only for long texts that start like a number: each call costs about 0.1 ms of
-    fixed overhead, and this runs for each string column of each chunk.
+    Polars' regex is called only for long texts that start like a number, or for all the candidates
+    when there are more than :data:`_MANY_CANDIDATES`: each call costs about 0.1 ms of fixed
+    overhead, and this runs for each string column of each chunk.
     """
     arrow = values.to_arrow(compat_level=pl.CompatLevel.newest())
     if not pa.types.is_string_view(arrow.type):  # pragma: no cover - Polars hands out views
