@@ -20,9 +20,10 @@ import re
 
 from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
 from logmine.prompt_syntax import (
-    FENCE_LINE, FIM_PREFIX_SENTINELS, FIM_START, FIM_SUFFIX_SENTINELS, ROLE_TAG_LINE, SENTINEL, SNIPPET_HEADERS, TAG_OR_SENTINEL,
+    FENCE_LINE, FIM_START, ROLE_TAG_LINE, TAG_OR_SENTINEL,
 )
 from logmine.stages.templates.cluster import SLOT
+from logmine.stages.templates.spans import body_spans, docstring_spans, inside
 
 _FIXED = re.compile(
     r"(\{(?:prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}"  # placeholders
@@ -115,7 +116,7 @@ def code_regions(text: str, slots: SlotStore, language: str | None = None) -> st
     blank space between them, becomes one slot token. A tag's body that holds code is one slot
     whole, the blank space at its edges included (it is the value's: a prefix ending in indentation)."""
     pieces = _pieces(text)
-    bodies = _body_spans(text)
+    bodies = body_spans(text)
     kinds = _kinds(pieces, text, language, bodies)
     whole = _code_bodies(pieces, kinds, bodies)
     out: list[str] = []
@@ -150,8 +151,8 @@ def code_regions(text: str, slots: SlotStore, language: str | None = None) -> st
 
 def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None, bodies: list[tuple[int, int]]) -> list[str]:
     """The kind of every piece (see :func:`_kind`), then corrected by its context: inside ``bodies``
-    (:func:`_body_spans`) or a docstring it is code whatever it looks like."""
-    forced = bodies + _docstring_spans(text)
+    (:func:`~logmine.stages.templates.spans.body_spans`) or a docstring it is code whatever it looks like."""
+    forced = bodies + docstring_spans(text, _FIXED)
     kinds = []
     starts, inner = _KINDS.setdefault((language, True), {}), _KINDS.setdefault((language, False), {})
     for piece, at_line_start, offset in pieces:
@@ -161,7 +162,7 @@ def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None,
             kind = cache[piece] = _kind(piece, at_line_start, language)
             if len(cache) >= _CACHE_SIZE:
                 cache.clear()
-        if kind == "text" and forced and _inside(offset, forced):
+        if kind == "text" and forced and inside(offset, forced):
             kind = "code"
         kinds.append(kind)
     if "indented" in kinds:
@@ -183,7 +184,7 @@ def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], force
     most indented lines are code among other lines, and asking each of them made the skeletons
     cost about a tenth more CPU (their code lines rarely recur, so the kind cache seldom answers)."""
     whole = all(
-        k == "space" or (k == "indented" and not (forced and _inside(offset, forced)) and _kind(piece.lstrip(), True, None) == "text")
+        k == "space" or (k == "indented" and not (forced and inside(offset, forced)) and _kind(piece.lstrip(), True, None) == "text")
         for (piece, _, offset), k in zip(pieces, kinds)
     )
     kind = "text" if whole else "code"
@@ -290,7 +291,7 @@ def _in_code(pieces: list[tuple[str, bool, int]], i: int) -> bool:
 
 
 def _code_bodies(pieces: list[tuple[str, bool, int]], kinds: list[str], bodies: list[tuple[int, int]]) -> dict[int, int]:
-    """The spans of the code in ``bodies`` (:func:`_body_spans`), cut at the fixed pieces inside
+    """The spans of the code in ``bodies`` (:func:`~logmine.stages.templates.spans.body_spans`), cut at the fixed pieces inside
     (such as a cursor marker), blank space at their edges included; their blank pieces become code.
     (A blank line before a closing fence is the value's: a template that kept it would match only
     code ending in one.)"""
@@ -343,65 +344,6 @@ def _pieces(text: str) -> list[tuple[str, bool, int]]:
                 offset += len(segment)
                 start = False
     return out
-
-
-_FENCE_BODY = re.compile(r"(?m)^[ \t]*(```|~~~)[^\n`]*\n(.*?)(?:\n[ \t]*\1(?![\w`])|\Z)", re.DOTALL)
-"""A fenced block's body: up to a closing fence (which a sentinel may follow: ```<end_of_turn>)
-or, for a block left open (an assistant prefill), to the end."""
-_DOCSTRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*?"""' + r"|'''(?:[^'\\]|\\.|'(?!''))*?'''", re.DOTALL)
-"""A triple-quoted string (a docstring), whatever its prose: code."""
-_TAG_BODY = re.compile(r"<([A-Z][A-Z0-9_]{1,30})>(.*?)</\1>", re.DOTALL)
-
-
-def _body_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans that each hold one code value whatever its lines look like: the bodies of
-    fenced blocks and of upper-case tags (``<CONTEXTDOCUMENT>``), and the text after a
-    fill-in-the-middle or file sentinel up to the next sentinel."""
-    spans = [m.span(2) for m in _FENCE_BODY.finditer(text)] if "```" in text or "~~~" in text else []
-    if "</" in text:
-        spans += [m.span(2) for m in _TAG_BODY.finditer(text)]
-    for m in FIM_START.finditer(text):
-        nxt = SENTINEL.search(text, m.end())
-        spans.append((m.end(), nxt.start() if nxt else len(text)))
-    if "\n" + SNIPPET_HEADERS[0] in text or text.startswith(SNIPPET_HEADERS):
-        # a context snippet: from its header line (``+++++ path``) to the next one, the file's code
-        heads = [m.start() for m in _SNIPPET_HEAD.finditer(text)]
-        for a, b in zip(heads, heads[1:]):
-            line_end = text.find("\n", a, b)
-            if line_end >= 0:
-                nxt = SENTINEL.search(text, line_end, b)
-                spans.append((line_end + 1, nxt.start() if nxt else b))
-    if (suffix := _FIM_SUFFIX.search(text)) and not _FIM_PREFIX.search(text, 0, suffix.start()):
-        # no prefix sentinel before the suffix one (``{prefix}<|fim_suffix|>{suffix}<|fim_middle|>``):
-        # the text up to it, from the sentinel before it or the start, is the prefix
-        before = [m.end() for m in SENTINEL.finditer(text, 0, suffix.start())]
-        spans.append((before[-1] if before else 0, suffix.start()))
-    return spans
-
-
-_SNIPPET_HEAD = re.compile("(?m)^(?:" + "|".join(map(re.escape, SNIPPET_HEADERS)) + ")")
-
-
-_FIM_SUFFIX = re.compile("|".join(map(re.escape, FIM_SUFFIX_SENTINELS)))
-_FIM_PREFIX = re.compile("|".join(map(re.escape, FIM_PREFIX_SENTINELS)))
-
-
-def _docstring_spans(text: str) -> list[tuple[int, int]]:
-    """Triple-quoted strings (docstrings): code whatever their prose."""
-    if '"""' not in text and "'''" not in text:
-        return []
-    return [m.span() for m in _DOCSTRING.finditer(text) if _docstring(text, m)]
-
-
-def _docstring(text: str, m: re.Match[str]) -> bool:
-    """Whether a triple-quoted span is a docstring: it opens a line (after indentation) and
-    holds no placeholder, tag, sentinel or fence (else its quotes close and open two others)."""
-    line = text[text.rfind("\n", 0, m.start()) + 1 : m.start()]
-    return not line.strip() and _FIXED.search(text, m.start(), m.end()) is None
-
-
-def _inside(offset: int, spans: list[tuple[int, int]]) -> bool:
-    return any(a <= offset < b for a, b in spans)
 
 
 def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
