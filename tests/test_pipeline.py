@@ -201,3 +201,14 @@ def test_command_line_engine_options_override_the_file(tmp_path: Path, capsys: p
     assert with_engine(pipe, "ray", "ray://head:10001", 8) == EngineConfig("ray", 8, "ray://head:10001")
     code, _, err = cli(["run", str(tmp_path / "p.toml"), "--engine", "spark"], capsys)
     assert code == 2 and "'spark' is not one of 'local', 'ray'" in err
+
+
+def test_run_times_are_kept_to_the_microsecond() -> None:
+    """Two runs started within one second still sort in the order they ran (runs sort by started_at)."""
+    from logmine.pipeline.record import RunRecord
+
+    rec = RunRecord("r", "p", "p.toml", "d", "ws", None, {})
+    rec.finish("ok", 0)
+    for stamp in (rec.started_at, rec.finished_at):
+        assert stamp is not None and re.search(r"T\d{2}:\d{2}:\d{2}\.\d{6}\+00:00$", stamp), stamp
+    assert rec.row()["started_at"] <= rec.row()["finished_at"]

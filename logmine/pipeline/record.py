@@ -63,7 +63,9 @@ class RunRecord:
     workspace: str
     date: str | None
     engine: dict[str, Any]
-    started_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    started_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="microseconds"))
+    """To the microsecond: two runs started within one second still sort in the order they ran (the
+    report and `runs` readers take the latest by it)."""
     finished_at: str | None = None
     status: str = "running"
     exit_code: int | None = None
@@ -86,7 +88,7 @@ class RunRecord:
 
     def finish(self, status: str, exit_code: int, error: str | None = None) -> None:
         self.status, self.exit_code, self.error = status, exit_code, error
-        self.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+        self.finished_at = datetime.now(UTC).isoformat(timespec="microseconds")
         self.seconds = round(time.perf_counter() - self._t0, 3)
 
     def row(self) -> dict[str, Any]:
