@@ -32,6 +32,11 @@ from dataclasses import dataclass, field
 
 from logmine.masking import WILDCARD
 from logmine.prompt_syntax import CHAT_ROLES, MODEL_FORMAT, TEMPLATE_BOUNDARY
+from logmine.stages.templates.collapse import (
+    collapse_lists,
+    collapse_wildcards,
+    collapse_with_seps,
+)
 from logmine.stages.templates.fields import (
     LETTER,
     bucket_word,
@@ -84,7 +89,7 @@ class Group:
         if not self.parts:
             return self.pattern, tuple(seps_of(self))
         part = min(self.parts, key=lambda p: (len(p.pattern), p.pattern))
-        tokens, seps = _collapse_with_seps(part.pattern, tuple(seps_of(part)))
+        tokens, seps = collapse_with_seps(part.pattern, tuple(seps_of(part)))
         if self.frame is None:
             return tokens, seps
         if not seps:
@@ -435,49 +440,6 @@ def find_root(parent: list[int], k: int) -> int:
         parent[k] = parent[parent[k]]
         k = parent[k]
     return k
-
-
-def _collapse_with_seps(pattern: Sequence[str], seps: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    kept = _collapsed(pattern)
-    toks = tuple(tok for _, tok in kept)
-    if not seps:
-        return toks, ()
-    return toks, (seps[0], *(seps[i] for i, _ in kept[1:]), seps[-1])
-
-
-def collapse_wildcards(pattern: Sequence[str]) -> tuple[str, ...]:
-    """Runs of adjacent wildcards read as one (variable-length) wildcard."""
-    out: list[str] = []
-    for tok in pattern:
-        if tok == WILDCARD and out and out[-1] == WILDCARD:
-            continue
-        out.append(tok)
-    return tuple(out)
-
-
-_LIST_ITEMS = frozenset({WILDCARD + ",", WILDCARD + ";"})
-"""A wildcard with a list's separator after it (``<*>,``): an item of a list of values."""
-
-
-def collapse_lists(pattern: Sequence[str]) -> tuple[str, ...]:
-    """Runs of adjacent wildcards, and lists of wildcards (``<*>, <*>, <*>``), read as one
-    variable-length wildcard: a list of values is one value whatever its number of items."""
-    return tuple(tok for _, tok in _collapsed(pattern))
-
-
-def _collapsed(pattern: Sequence[str]) -> list[tuple[int, str]]:
-    """The tokens :func:`collapse_lists` keeps, each with the position of the first token it stands for."""
-    out: list[tuple[int, str]] = []
-    for i, tok in enumerate(pattern):
-        if tok == WILDCARD and out and (out[-1][1] == WILDCARD or out[-1][1] in _LIST_ITEMS):
-            first = i
-            while out and out[-1][1] in _LIST_ITEMS:
-                first = out.pop()[0]
-            if out and out[-1][1] == WILDCARD:
-                continue
-            tok, i = WILDCARD, first
-        out.append((i, tok))
-    return out
 
 
 def _merge_lengths(groups: list[Group], structure: StructureFn = lambda g: ()) -> list[Group]:

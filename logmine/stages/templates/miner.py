@@ -26,7 +26,8 @@ from typing import Any
 from logmine.masking import DEFAULT_RULES, DIGIT_SHAPE, WILDCARD, Masker, MaskRule
 from logmine.hashing import content_id
 from logmine.stages.templates.anchors import Hosts, is_pattern
-from logmine.stages.templates.cluster import ClusterParams, Group, cluster, collapse_wildcards
+from logmine.stages.templates.cluster import ClusterParams, Group, cluster
+from logmine.stages.templates.collapse import collapse_wildcards
 from logmine.stages.templates.state import MinerState, group_text, split_fields, split_tokens
 
 log = logging.getLogger(__name__)
