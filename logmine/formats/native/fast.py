@@ -103,13 +103,13 @@ def read(
                 future.cancel()
 
 
-def _read_piece(piece: bytes | _LongLine, number: int, lines: _Lines | None, cache: _AttrsCache, dirt: _Dirt | None = None) -> Batch:
+def _read_piece(piece: bytes | _LongLine, number: int, lines: _Lines | None, cache: _AttrsCache, dirt: _Dirt) -> Batch:
     batch = Batch()
     if isinstance(piece, _LongLine):
         _add_long_line(batch, number, piece)
         batch.bytes_read = piece.length + 1
     else:
-        _Chunk(lines or _Lines(piece), number, cache, dirt=dirt or _Dirt()).read_into(batch)
+        _Chunk(lines or _Lines(piece), number, cache, dirt=dirt).read_into(batch)
         batch.bytes_read = len(piece)
     return batch
 
@@ -234,7 +234,7 @@ class _Chunk:
     requests: list[pl.DataFrame] = field(default_factory=list)
     slow: Batch = field(default_factory=Batch)
     accepted: int = 0
-    dirt: _Dirt = field(default_factory=lambda: _Dirt())
+    dirt: _Dirt = field(default_factory=_Dirt)
 
     def read_into(self, batch: Batch) -> None:
         lines = self.lines
@@ -380,7 +380,7 @@ def read_together(contents: list[bytes]) -> tuple[Batch, list[int]]:
     """
     parts = [c if not c or c.endswith(b"\n") else c + b"\n" for c in contents]  # the last line, newline or not
     firsts = np.concatenate(([0], np.cumsum([p.count(b"\n") for p in parts], dtype=np.int64))).tolist()
-    batch = _read_piece(b"".join(parts), 1, None, _AttrsCache()) if firsts[-1] else Batch()
+    batch = _read_piece(b"".join(parts), 1, None, _AttrsCache(), _Dirt()) if firsts[-1] else Batch()
     return batch, firsts
 
 

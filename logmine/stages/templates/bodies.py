@@ -19,9 +19,7 @@ import hashlib
 import re
 
 from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
-from logmine.prompt_syntax import (
-    FENCE_LINE, FIM_START, ROLE_TAG_LINE, TAG_OR_SENTINEL,
-)
+from logmine.prompt_syntax import FENCE_LINE, FIM_START, ROLE_TAG_LINE, TAG_OR_SENTINEL
 from logmine.stages.templates.cluster import SLOT
 from logmine.stages.templates.spans import body_spans, docstring_spans, inside
 
