@@ -4,6 +4,7 @@ record values, so every variable is found in the text."""
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 
 from test_templates_anchors import CODE
@@ -81,3 +82,38 @@ def test_a_chat_with_one_more_attached_file_is_another_template() -> None:
         assert template.startswith(SYSTEM + "\nuser: ```")
         assert template.count("\nuser: ") in (2, 3)
     assert all(prompt_template_regex(result.templates[t]).match(r["prompt"]) for t, r in zip(result.assignments, records))
+
+
+LONG_SYSTEM = ("system: You are a careful reviewer of code changes.\nRead every file the user adds before you answer, "
+               "and say which file each remark is about.\n\nAlways reply to the user in {lang}.\n\n"
+               "Keep each answer short and friendly.\nNever invent an API that is not there, and say so when you "
+               "are not sure.\n")
+
+
+def _summary_chats(rng: random.Random, langs: list[str], weights: list[int], n: int) -> list[str]:
+    return [LONG_SYSTEM.format(lang=rng.choices(langs, weights=weights)[0])
+            + f"user: ```src/acme/m{rng.randrange(100)}.py\n{rng.choice(CODE)}\nlimit = {rng.randrange(10**6)}\n```\n"
+            f"user: {requests(rng)}." for _ in range(n)]
+
+
+def test_a_word_placeholder_in_a_long_system_prompt_is_one_template() -> None:
+    """A system prompt's line ``Always reply to the user in {language}.`` with languages of skewed
+    frequency: the frequent ones' lines are anchors, the rare ones' are not, so the chats were a
+    template per rare language. Templates that are the same but for that one word, with five or
+    more words there, are one template (``merge_one_word``)."""
+    rng = random.Random(3)
+    langs = ["Rust", "Go", "Kotlin", "Swift", "Python", "Ruby", "Haskell", "Lua", "Java", "Scala"]
+    prompts = _summary_chats(rng, langs, [20, 10, 8, 5, 5, 3, 3, 2, 2, 2], 60)
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert len(result.templates) == 1
+    template = next(iter(result.templates.values()))
+    assert "\nAlways reply to the user in <*>\n" in template
+    assert all(prompt_template_regex(template).match(p) for p in prompts)
+
+
+def test_a_word_of_few_values_stays_static_text() -> None:
+    """Two templates that differ in one word only (``in Rust.`` / ``in Go.``, each frequent) stay
+    apart: a word of few values is a constant, as in the clustering."""
+    prompts = _summary_chats(random.Random(5), ["Rust", "Go"], [1, 1], 40)
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert sorted(re.findall(r"in (\w+)\.\n", t)[0] for t in result.templates.values()) == ["Go", "Rust"]

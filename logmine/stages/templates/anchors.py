@@ -68,7 +68,72 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
         texts = [SLOT.sub(r"{\1}", group_text(g, state)) for g in members]
         text = _anchored_text(_common_signature(texts, df), texts)
         out.append(Group(sorted(i for g in members for i in g.members), min(g.pattern for g in members), parts, None, text))
-    return absorb_rare(out, state)
+    return absorb_rare(merge_one_word(out, state), state)
+
+
+MIN_WORD_VALUES = 5
+"""Templates that differ only in one word of one line merge when that word takes this many
+values among them (:func:`merge_one_word`; one more than the clustering's constants,
+``ClusterParams.max_constant_values``)..."""
+MAX_LINE_WORDS = 16
+"""...in a line of at most this many words..."""
+MIN_WORD_CONTEXT = 200
+"""...and with this many characters of static text besides that word."""
+
+
+def merge_one_word(groups: list[Group], state: MinerState) -> list[Group]:
+    """Merge templates whose texts are the same but for one plain word of one short line, where
+    that word is a variable: it takes ``MIN_WORD_VALUES`` or more values among them, or one of them
+    has a wildcard there (the miner found that place variable in its prompts). That is a word
+    placeholder inside a long static prompt (``Always reply to the user in {language}.``) whose
+    prompts the miner split by the word, each value too rare for its line to be an anchor. The rest
+    of the texts must be equal, slots and wildcards included, with ``MIN_WORD_CONTEXT`` characters of
+    static text, and so must their chat turns: a few templates that differ in one word only stay
+    apart, as a position of few words is a constant in the clustering."""
+    texts = [SLOT.sub(r"{\1}", group_text(g, state)) for g in groups]
+    buckets: dict[tuple[object, ...], dict[str, int]] = defaultdict(dict)
+    for k, text in enumerate(texts):
+        if len(_WS.sub("", _VARIABLE.sub("", text))) < MIN_WORD_CONTEXT:
+            continue
+        structure = turns(state.tokens[groups[k].members[0]])
+        lines = text.split("\n")
+        for j, line in enumerate(lines):
+            words = list(_WORD.finditer(line))
+            if not 3 <= len(words) <= MAX_LINE_WORDS or line[:1] in (INLINE, TURN):
+                continue
+            head, tail = "\n".join(lines[:j]), "\n".join(lines[j + 1 :])
+            for m in words:
+                value = m.group(0).rstrip(_TRAILING)
+                if _PLAIN_WORD.fullmatch(value) or value == WILDCARD:  # a word, or one the miner made a wildcard
+                    form = line[: m.start()] + WILDCARD + line[m.end() :]
+                    buckets[(structure, j, head, form, tail)].setdefault(value, k)
+    into: dict[int, int] = {}
+    merged_text: dict[int, str] = {}
+    for (_, j, head, form, tail), values in sorted(buckets.items(), key=lambda kv: (-len(kv[1]), kv[0][1:])):
+        ks = sorted(set(values.values()) - into.keys())
+        variable = len(values) >= MIN_WORD_VALUES or WILDCARD in values  # the miner found it a variable in one
+        if not variable or len(ks) < 2 or values.get(WILDCARD, ks[0]) not in ks:
+            continue
+        for k in ks:
+            into[k] = ks[0]
+        merged_text[ks[0]] = "\n".join([*texts[ks[0]].split("\n")[:j], form, *texts[ks[0]].split("\n")[j + 1 :]])
+    if not into:
+        return groups
+    out = []
+    for k, g in enumerate(groups):
+        if into.get(k, k) != k:
+            continue
+        if k in merged_text:
+            members = [groups[j] for j, host in into.items() if host == k]
+            parts = [p for m in members for p in (m.parts or [m])]
+            g = Group(sorted(i for m in members for i in m.members), min(m.pattern for m in members), parts, None, merged_text[k])
+        out.append(g)
+    return out
+
+
+_WORD = re.compile(r"\S+")
+_TRAILING = ".,:;!?)'\""
+_PLAIN_WORD = re.compile(r"[A-Za-z][A-Za-z+#-]*")
 
 
 def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
