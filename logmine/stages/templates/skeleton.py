@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from logmine.code import resolve_language
-from logmine.prompt_syntax import CHAT_TURN, SENTINEL
+from logmine.prompt_syntax import CHAT_ROLES, CHAT_TURN, SENTINEL
 from logmine.stages.templates.bodies import SlotStore
 
 RECORD_SLOTS = ("prefix", "suffix", "selection", "file_path", "language")
@@ -101,6 +101,9 @@ def _replace_between_sentinels(text: str, value: str, token: str) -> str:
 
 
 _LANGUAGE_LABELS = ("```", "~~~", "anguage: ", "LANGUAGE:", "anguage=")
+_FENCE_OPENING = rf"(?m:^(?:(?:{'|'.join(CHAT_ROLES)}): )?[ \t]*(?:```|~~~))"
+"""A fence that opens a code block: at a line's start (or a chat turn's). A fence inside a line of
+prose (``the opening fence and code language, eg: ```python``) is an example of one, static text."""
 
 
 _LANGUAGE_NOUNS = r"(?:code|file|snippet|function|class|module|program|project|developer|programmer|expert)s?\b"
@@ -113,7 +116,7 @@ def _replace_language(text: str, value: str, token: str) -> str:
     elsewhere a language name is as likely part of the user's words."""
     v = re.escape(value)
     if any(f"{label}{value}" in text for label in _LANGUAGE_LABELS):
-        text = re.sub(rf"(```|~~~|[Ll]anguage: |LANGUAGE:|[Ll]anguage=){v}(?![\w+#-])", lambda m: m.group(1) + token, text)
+        text = re.sub(rf"({_FENCE_OPENING}|[Ll]anguage: |LANGUAGE:|[Ll]anguage=){v}(?![\w+#-])", lambda m: m.group(1) + token, text)
     if value.lower() in text.lower():
         text = re.sub(rf"(?i)(?<![\w+#./-]){v}(?= {_LANGUAGE_NOUNS})", token, text)
     return text
