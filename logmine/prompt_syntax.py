@@ -30,8 +30,9 @@ _BRACKET = r"<\[[a-z-]{1,30}\]>"  # <[fim-prefix]>
 _UPPER_TAG = r"</?[A-Z][A-Z0-9_]{1,30}>"  # <PRE> </CONTEXTDOCUMENT>
 _SNAKE_TAG = r"<[a-z]+_[a-z_]+>"  # <fim_prefix> <start_of_turn>
 _SQUARE = r"\[/?(?:PREFIX|SUFFIX|INST|BLANK)\]"  # [PREFIX] [INST] [/INST]
+_LLAMA_SYS = r"<</?SYS>>"  # Llama 2's system prompt, whole: not the tag <SYS> between two brackets
 
-SENTINEL = re.compile("|".join((_PIPE, _FULLWIDTH, _BRACKET, _UPPER_TAG, _SNAKE_TAG, _SQUARE)))
+SENTINEL = re.compile("|".join((_LLAMA_SYS, _PIPE, _FULLWIDTH, _BRACKET, _UPPER_TAG, _SNAKE_TAG, _SQUARE)))
 """Model sentinels and structural tags of prompts (``<|im_start|>``, ``<fim_prefix>``, ``[INST]``,
 ``</CONTEXTDOCUMENT>``, ``<[fim-prefix]>``)."""
 MODEL_FORMAT = re.compile("|".join((_PIPE, _FULLWIDTH, _SNAKE_TAG, r"\[/?(?:PREFIX|SUFFIX|INST)\]")))
@@ -42,7 +43,7 @@ markup, not the model's format."""
 TEMPLATE_BOUNDARY = re.compile("|".join((_PIPE, _FULLWIDTH, r"</[A-Z][A-Z0-9_]{1,30}>", r"\[/?(?:PREFIX|SUFFIX|INST)\]")))
 """Model sentinels and closing tags: template structure that a variable never spans."""
 TAG_OR_SENTINEL = (
-    f"{_PIPE}|{_FULLWIDTH}|{_BRACKET}"
+    f"{_LLAMA_SYS}|{_PIPE}|{_FULLWIDTH}|{_BRACKET}"
     r"|</?[A-Z][A-Z0-9_]{1,30}/?>|</?[a-z]+_[a-z_]+>|</?s>"  # tags, closing and self-closing too: <PRE/> </fim_prefix> <s>
     f"|{_SQUARE}"
 )

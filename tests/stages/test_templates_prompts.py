@@ -156,6 +156,9 @@ def test_markdown_markup_on_code_stays_code(prompt: str, expected: str) -> None:
         pytest.param("Here is python code from src/a.py.\n", "Here is {language} code from {file_path}.\n", id="language-before-code"),
         pytest.param("You are an experienced Python developer.", "You are an experienced {language} developer.", id="language-before-developer"),
         pytest.param("I like python and pythonic code.", "I like python and pythonic code.", id="elsewhere-the-users-words"),
+        pytest.param("```python\nx = 1\n```\nuser: ```python\n", "```{language}\nx = 1\n```\nuser: ```{language}\n", id="a-fence-that-opens-a-line-or-turn"),
+        pytest.param("2. The opening fence and code language, eg: ```python\n", "2. The opening fence and code language, eg: ```python\n",
+                     id="a-fence-inside-prose-is-an-example"),
     ],
 )
 def test_the_language_named_before_a_noun_is_a_placeholder(prompt: str, expected: str) -> None:
@@ -373,3 +376,14 @@ def test_a_list_of_paths_is_one_value_whatever_its_length() -> None:
         assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == prompt
     result = mine_prompts({"prompt": p} for p in prompts)
     assert list(result.templates.values()) == ["user: I added these files to the chat: <*>\nLet me know if there are others we should add."]
+
+
+def test_a_llama_2_system_prompt_is_text() -> None:
+    """``<<SYS>> ... <</SYS>>`` is Llama 2's system prompt, two sentinels whole: not an upper-case
+    tag ``<SYS>`` between brackets whose body is code (the whole prompt was one code slot)."""
+    prompt = "<<SYS>>You are a helpful coding assistant.\nAlways reply using markdown.<</SYS>>\n"
+    assert skeleton(prompt, {}, SlotStore()) == prompt
+    wrapped = "[INST] <<SYS>>\nYou are a helpful coding assistant.\n<</SYS>>\n\nFix this:\ndef f(x):\n    return x\n[/INST]"
+    assert SLOT.sub(r"{\1}", skeleton(wrapped, {}, SlotStore())) == (
+        "[INST] <<SYS>>\nYou are a helpful coding assistant.\n<</SYS>>\n\nFix this:\n{code}\n[/INST]"
+    )

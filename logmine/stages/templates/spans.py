@@ -19,7 +19,8 @@ _FENCE_BODY = re.compile(r"(?m)^[ \t]*(```|~~~)[^\n`]*\n(.*?)(?:\n[ \t]*\1(?![\w
 or, for a block left open (an assistant prefill), to the end."""
 _DOCSTRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*?"""' + r"|'''(?:[^'\\]|\\.|'(?!''))*?'''", re.DOTALL)
 """A triple-quoted string (a docstring), whatever its prose: code."""
-_TAG_BODY = re.compile(r"<([A-Z][A-Z0-9_]{1,30})>(.*?)</\1>", re.DOTALL)
+_TAG_BODY = re.compile(r"(?<!<)<([A-Z][A-Z0-9_]{1,30})>(.*?)</\1>(?!>)", re.DOTALL)
+"""An upper-case tag's body (not Llama 2's ``<<SYS>> ... <</SYS>>``: a system prompt, text)."""
 
 
 def body_spans(text: str) -> list[tuple[int, int]]:
