@@ -51,6 +51,13 @@ TOOL_PARAMS = ["path", "content", "command", "diff", "regex", "question", "resul
 SYSTEMS = ["Linux-6.8.0-45-generic-x86_64-with-glibc2.39", "macOS-14.6.1-arm64-arm-64bit", "Windows-11-10.0.22631-SP0"]
 SHELLS = ["SHELL=/bin/bash", "SHELL=/bin/zsh", "COMSPEC=C:\\Windows\\system32\\cmd.exe", "SHELL=/usr/bin/fish"]
 OWNERS = ["acme", "octo", "logmine", "team", "data", "infra", "ml", "web", "corp", "lab"]
+OS_NAMES = ["windows", "mac", "linux"]  # Void's ``os``
+FILETYPES = ["python", "lua", "typescript", "javascript", "rust", "go", "java", "c", "cpp", "ruby", "sh", "markdown"]  # Neovim's
+CTF_CATEGORIES = ["cryptography", "reverse engineering", "web security", "binary exploitation", "forensics", "miscellaneous"]
+CTF_WORDS = ["baby", "secret", "lost", "broken", "tiny", "rusty", "hidden", "lazy", "time", "capsule", "oracle", "heap", "echo",
+             "vault", "lattice", "padding"]
+CTF_HOSTS = ["crypto.chal.csaw.io", "web.chal.csaw.io", "rev.chal.csaw.io", "pwn.chal.csaw.io"]
+SEVERITIES = ["ERROR", "WARN", "INFO", "HINT"]
 
 
 @dataclass
@@ -160,7 +167,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         return "\n\n".join(f"+++++ {other_path(corpus)}\n{corpus.snippet(3, 12)}" for _ in range(rng.randint(1, 2)))
     if low == "snippet_line":
         return corpus.snippet(1, 1).strip()
-    if low in WORD_VALUES:  # placeholders of the development family C (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C and D (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -174,6 +181,46 @@ def _platform(corpus: CodeCorpus, rng: random.Random) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _home(corpus: CodeCorpus, rng: random.Random) -> str:
+    return f"/home/{rng.choice(OWNERS)}/{corpus.rng.choice(corpus.files).stem}"
+
+
+def _tree(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A workspace's files as an editor lists them (Void's ``directoryStr``)."""
+    files = sorted({other_path(corpus) for _ in range(rng.randint(3, 9))})
+    return "\n".join([_home(corpus, rng) + "/"] + [f"├── {f}" for f in files])
+
+
+def _issue(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A bug report: a title, a few sentences, often the failing code and its exception."""
+    names = _IDENTIFIER.findall(corpus.snippet(2, 6)) or ["parse"]
+    lines = [f"`{rng.choice(names)}` raises {rng.choice(EXCEPTIONS)} {rng.choice(TAILS) or 'on empty input'}", ""]
+    lines += [instruction(rng).capitalize() + "." for _ in range(rng.randint(1, 4))]
+    if rng.random() < 0.6:
+        lines += ["", "```python", corpus.snippet(3, 12), "```", f"{rng.choice(EXCEPTIONS)}: {instruction(rng).lower()}"]
+    return "\n".join(lines)
+
+
+def _diagnostics(corpus: CodeCorpus, rng: random.Random) -> str:
+    """LSP diagnostics as CodeCompanion lists them."""
+    names = _IDENTIFIER.findall(corpus.snippet(2, 6)) or ["value"]
+    messages = ["Undefined variable '{}'", "'{}' is not accessed", "Unused local `{}`", "Cannot access attribute \"{}\"",
+                "Import \"{}\" could not be resolved", "Argument missing for parameter \"{}\""]
+    buffer = rng.randint(1, 60)
+    return "".join(f"{i}. Issue {i}\n  - Location: Line {rng.randint(1, 400)}\n  - Buffer: {buffer}\n  - Severity: "
+                   f"{rng.choice(SEVERITIES)}\n  - Message: {rng.choice(messages).format(rng.choice(names))}\n"
+                   for i in range(1, rng.randint(2, 4)))
+
+
+def _server(corpus: CodeCorpus, rng: random.Random) -> str:
+    """Where a CTF challenge's server runs (often nowhere)."""
+    if rng.random() < 0.4:
+        return ""
+    host, port = rng.choice(CTF_HOSTS), rng.choice([80, 1337, 5000, 8000, 9999, 31137])
+    return (f"The challenge server is running on `{host}` port `{port}` and you can access it from within the container "
+            f"environment using `connect_start {host} {port}`.")
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -182,8 +229,34 @@ WORD_VALUES = {
     "paramname": lambda corpus, rng: rng.choice(TOOL_PARAMS),
     "summarytext": lambda corpus, rng: " ".join(instruction(rng).capitalize() + "." for _ in range(rng.randint(2, 6))),
     "contextpath": lambda corpus, rng: other_path(corpus),
+    # family D
+    "os": lambda corpus, rng: rng.choice(OS_NAMES),
+    "workspacefolders": lambda corpus, rng: ", ".join(_home(corpus, rng) for _ in range(rng.randint(1, 2))),
+    "openeduris": lambda corpus, rng: ", ".join(f"{_home(corpus, rng)}/{other_path(corpus)}" for _ in range(rng.randint(1, 4))),
+    "activeuri": lambda corpus, rng: f"{_home(corpus, rng)}/{other_path(corpus)}",
+    "date": lambda corpus, rng: (datetime(2026, 1, 1) + timedelta(days=rng.randrange(365))).strftime("%a %b %d %Y"),
+    "directorystr": _tree,
+    "instructions": lambda corpus, rng: instruction(rng),
+    "user_prompt": lambda corpus, rng: instruction(rng),
+    "user_request": lambda corpus, rng: instruction(rng),
+    "problem_statement": _issue,
+    "issue": _issue,
+    "open_file": lambda corpus, rng: "n/a" if rng.random() < 0.3 else f"/{corpus.rng.choice(corpus.files).stem}/{other_path(corpus)}",
+    "working_dir": lambda corpus, rng: f"/{rng.choice(OWNERS)}__{corpus.rng.choice(corpus.files).stem}",
+    "flag_format": lambda corpus, rng: rng.choice(["flag{...}", "csawctf{...}", "picoCTF{...}", "HTB{...}"]),
+    "category_friendly": lambda corpus, rng: rng.choice(CTF_CATEGORIES),
+    "name": lambda corpus, rng: " ".join(rng.sample(CTF_WORDS, rng.randint(1, 2))).title(),
+    "points": lambda corpus, rng: str(rng.choice([25, 50, 100, 150, 200, 250, 300, 400, 500])),
+    "description": lambda corpus, rng: " ".join(instruction(rng).capitalize() + "." for _ in range(rng.randint(1, 3))),
+    "files": lambda corpus, rng: ", ".join(rng.sample(["chall.py", "output.txt", "server.py", "flag.enc", "chall", "Dockerfile",
+                                                       "capture.pcap", "libc.so.6"], rng.randint(1, 3))),
+    "server_description": _server,
+    "interactive_session": lambda corpus, rng: "n/a" if rng.random() < 0.7 else f"connect {rng.choice(CTF_HOSTS)} 1337",
+    "context.bufnr": lambda corpus, rng: str(rng.randint(1, 60)),
+    "context.filetype": lambda corpus, rng: rng.choice(FILETYPES),
+    "concatenated_diagnostics": _diagnostics,
 }
-"""Values of placeholders that name words (or paths), used only by family C's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C and D's templates."""
 
 
 def _js_placeholders(text: str) -> list[tuple[int, int, str]]:

@@ -13,7 +13,10 @@ words (bench/prompt_chats.py); ``both``. Folds (``--folds``): the templates spli
 assistant (``FOLDS``: A Continue, B Tabby + Cody), each fold rendered, ingested and mined on its
 own; rules are developed on fold A (in sample) and scored on fold B too (out of sample). With
 ``--family-c PATH`` (bench/prompt_families/prompt-templates-c.jsonl: aider, Cline, twinny), folds A, B
-and that family (fold C, in sample) are mixed in one log, mined together and scored apart.
+and that family (fold C, in sample) are mixed in one log, mined together and scored apart. With
+``--family-d PATH`` too (bench/prompt_families/prompt-templates-d.jsonl: Void, SWE-agent, mentat,
+CodeCompanion), a fourth family joins the same log: fold D, held out (scored out of sample; no rule
+is developed looking at its errors).
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
 in one process (``LOGMINE_THREADS`` threads for the embeddings); wall time, the time the
@@ -23,6 +26,7 @@ Example:
     python bench/prompts.py --per-template 60
     python bench/prompts.py --folds --shape both --per-template 30
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --shape chat --per-template 30
+    python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl
     python bench/prompts.py --scale 1000000 --workers 1 --json out/bench/prompts-scale.json
 """
 
@@ -66,6 +70,8 @@ Tabby's, its model registry's and Cody's (31). From issue 15 on, rules are devel
 fold A's prompts only (in sample); fold B is scored, never looked into (out of sample). Rules
 before issue 15 were developed on all 74."""
 DEV_FOLD = "A"
+HELD_OUT = ("B", "D")
+"""Folds scored out of sample in the mixed log: B, and the held-out family D of ``--family-d``."""
 
 
 def fold_rows(rows: list[dict[str, Any]], fold: str | None) -> list[dict[str, Any]]:
@@ -147,15 +153,18 @@ def _ingest_and_mine(
 
 def mixed_accuracy(
     templates: Path, family_c: Path, per_template: int, seed: int, embeddings: bool, model: str | None,
-    requests: str = "fixed", shape: str = "records",
+    requests: str = "fixed", shape: str = "records", family_d: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Folds A and B of ``templates`` and the templates of ``family_c`` (fold C, a development family of
     other assistants) rendered as in :func:`accuracy` (each fold with the same seed as alone), mixed in one
     seeded order into one log, ingested and mined together; scored apart: for each fold, GA over its
     records (each judged in the whole parse), the distinct mined templates and families its records
-    fall into, against its distinct true templates."""
+    fall into, against its distinct true templates. With ``family_d``, its templates (fold D, a held-out
+    family of yet other assistants) are a fourth fold of the same log, scored out of sample."""
     rows = load_templates(templates)
     parts = {"A": fold_rows(rows, "A"), "B": fold_rows(rows, "B"), "C": load_templates(family_c)}
+    if family_d is not None:
+        parts["D"] = load_templates(family_d)
     made: list[tuple[Record, Any]] = []
     folds: list[str] = []
     for name, fold_templates in parts.items():
@@ -176,7 +185,7 @@ def mixed_accuracy(
         fams = {t for t, keep in zip(families_of, part, strict=True) if keep}
         true = {t for t, keep in zip(truth, part, strict=True) if keep}
         out.append({
-            "fold": name, "sample": "out" if name == "B" else "in", "shape": shape, "mixed": True, "records": sum(part),
+            "fold": name, "sample": "out" if name in HELD_OUT else "in", "shape": shape, "mixed": True, "records": sum(part),
             "truth_templates": len(true), "mined_templates": len(mine), "families": len(fams),
             "families_vs_truth": round(len(fams) / len(true) - 1, 4),
             "templates_ga": round(grouping_accuracy_of(truth, templates_of, part), 4),
@@ -205,9 +214,11 @@ def accuracy_table(r: dict[str, Any]) -> str:
 def folds_table(results: list[dict[str, Any]]) -> str:
     """One line per fold and shape: GA and template counts against the truth, in and out of sample."""
     mixed = any(r.get("mixed") for r in results)
+    held_out = any(r["fold"] == "D" for r in results)
     lines = [
         f"Folds by source assistant (A: {', '.join(FOLDS['A'])}; B: {', '.join(FOLDS['B'])}"
-        + ("; C: the family of --family-c), all three mined together in one log, each scored on its own records" if mixed else ")")
+        + (("; C: the family of --family-c; D: the family of --family-d, held out), all four" if held_out else
+            "; C: the family of --family-c), all three") + " mined together in one log, each scored on its own records" if mixed else ")")
         + f"; rules developed on fold {DEV_FOLD}" + (" and C" if mixed else "") + ".", "",
         "| shape | fold | sample | truth | mined templates (vs truth) | GA | families (vs truth) | GA after merging |",
         "|---|---|---|---:|---:|---:|---:|---:|",
@@ -331,6 +342,9 @@ def main() -> None:
                         help="with --folds: a third family of templates (fold C, in sample; e.g. "
                              "bench/prompt_families/prompt-templates-c.jsonl) mined together with folds A and B, "
                              "each fold scored on its own records")
+    parser.add_argument("--family-d", type=Path,
+                        help="with --folds and --family-c: a fourth family (fold D, held out: scored out of sample; "
+                             "e.g. bench/prompt_families/prompt-templates-d.jsonl) mined in the same log")
     parser.add_argument("--shape", choices=("records", "chat", "both"), default="records",
                         help="records carrying their values (native + Continue dev data), or a Continue chat log of joined "
                              "templates with word values (bench/prompt_chats.py)")
@@ -353,9 +367,12 @@ def main() -> None:
             print(accuracy_table(r))
     if args.family_c is not None and not (args.folds and args.family_c.is_file()):
         parser.error(f"--family-c {args.family_c}: needs --folds and an existing file")
+    if args.family_d is not None and not (args.family_c is not None and args.family_d.is_file()):
+        parser.error(f"--family-d {args.family_d}: needs --folds, --family-c and an existing file")
     if not args.no_accuracy and args.folds and args.family_c is not None:
         report["folds"] = [r for shape in shapes for r in mixed_accuracy(
-            args.templates, args.family_c, args.per_template, args.seed, embeddings, args.embedding_model, args.requests, shape)]
+            args.templates, args.family_c, args.per_template, args.seed, embeddings, args.embedding_model, args.requests, shape,
+            args.family_d)]
         print(folds_table(report["folds"]))
     elif not args.no_accuracy and args.folds:
         report["folds"] = [accuracy(args.templates, args.per_template, args.seed, embeddings, args.embedding_model, args.requests,
