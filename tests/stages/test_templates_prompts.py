@@ -387,3 +387,12 @@ def test_a_llama_2_system_prompt_is_text() -> None:
     assert SLOT.sub(r"{\1}", skeleton(wrapped, {}, SlotStore())) == (
         "[INST] <<SYS>>\nYou are a helpful coding assistant.\n<</SYS>>\n\nFix this:\n{code}\n[/INST]"
     )
+
+
+def test_a_markdown_rule_is_text_and_a_docstring_underline_code() -> None:
+    """A line of ``---`` alone separates a template's parts (text); a longer run of dashes is as
+    likely a docstring's underline inside a code value (``Parameters`` / ``----------``)."""
+    prompt = "Fix the loop\n---\nSELECTIONS\ndef f(x):\n    return x + 1\n"
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == "Fix the loop\n---\nSELECTIONS\n{code}\n"
+    assert bodies._kind("---", True, None) == "text"
+    assert bodies._kind("----------", True, None) == "code"

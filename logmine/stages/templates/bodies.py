@@ -37,6 +37,10 @@ _LANGUAGE_NAME = re.compile(r"(?<![\w+#])[A-Z](?:\+\+|#)(?![\w+#])")
 read as ``C`` when a line's kind is decided (``The language is: C++.`` is an instruction, not code)."""
 _HEADER = re.compile(r"^#{2,} \S")
 """A markdown header (``### Instruction:``): text, where ``# ...`` alone may be a code comment."""
+_RULE = re.compile(r"(?:---|\*\*\*|___)[ \t]*")
+"""A line of ``---`` (or ``***``, ``___``) alone: a Markdown rule, a template's separator of its parts
+(``{instructions}`` / ``---`` / ``SELECTIONS`` / ``{code}``), text; code seldom holds one alone. Three
+marks only: a longer run is as likely a docstring's underline (``Parameters`` / ``----------``)."""
 _MARKDOWN = re.compile(r"^(?:(?:[*+-]|\d{1,2}[.)]|#)[ \t]+(?=\S)|(?=\*\*[^\s*][^\n]*?\S\*\*))")
 """The markup a Markdown prose line may start with: a bullet (``*``, ``-``, ``+``, ``1.``), a
 heading's ``#``, bold (``**Note:**``); the rest, bold and backticks dropped, is judged as prose."""
@@ -357,7 +361,7 @@ def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
         return "indented"
     if (at_line_start and ROLE_TAG_LINE.fullmatch(piece)) or (not at_line_start and _PUNCTUATION.fullmatch(piece)):
         return "text"
-    if _HEADER.match(piece):
+    if _HEADER.match(piece) or (at_line_start and _RULE.fullmatch(piece)):
         return "text"
     markdown = _markdown_kind(piece, at_line_start)
     if markdown is not None:
