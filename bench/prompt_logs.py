@@ -58,6 +58,12 @@ CTF_WORDS = ["baby", "secret", "lost", "broken", "tiny", "rusty", "hidden", "laz
              "vault", "lattice", "padding"]
 CTF_HOSTS = ["crypto.chal.csaw.io", "web.chal.csaw.io", "rev.chal.csaw.io", "pwn.chal.csaw.io"]
 SEVERITIES = ["ERROR", "WARN", "INFO", "HINT"]
+TRIGGER_WORDS = ["git", "github", "gitlab", "docker", "npm", "pytest", "kubernetes", "ssh", "pdf", "security"]  # OpenHands' microagents
+REVIEW_OPENINGS = ["Please", "Nit:", "Could you", "I think we should", "Can we", "Small thing:", "Minor:"]
+SETUP_LINES = ["This is a Python project managed with poetry; run `poetry install` first.", "Run the tests with `pytest -q tests/`.",
+               "Use `make lint` before committing; the CI runs ruff and mypy.", "The frontend lives in `frontend/` and uses npm.",
+               "Keep changes backwards compatible: the public API is in `__init__.py`.", "Docs are built with mkdocs from `docs/`.",
+               "Never commit to `main` directly; open a pull request.", "The project supports Python 3.10 to 3.13."]
 
 
 @dataclass
@@ -167,7 +173,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         return "\n\n".join(f"+++++ {other_path(corpus)}\n{corpus.snippet(3, 12)}" for _ in range(rng.randint(1, 2)))
     if low == "snippet_line":
         return corpus.snippet(1, 1).strip()
-    if low in WORD_VALUES:  # placeholders of families C and D (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C, D and E (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -221,6 +227,56 @@ def _server(corpus: CodeCorpus, rng: random.Random) -> str:
             f"environment using `connect_start {host} {port}`.")
 
 
+def _repo_notes(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A repository's instructions for the agent (OpenHands' ``repo_instruction``): a few setup lines."""
+    return "\n".join(rng.sample(SETUP_LINES, rng.randint(1, 4)))
+
+
+def _review(corpus: CodeCorpus, rng: random.Random) -> str:
+    """One review comment on a pull request."""
+    names = _IDENTIFIER.findall(corpus.snippet(1, 4)) or ["this"]
+    return f"{rng.choice(REVIEW_OPENINGS)} {instruction(rng).lower()} in `{rng.choice(names)}`."
+
+
+def _json_list(make: Any, low: int = 1, high: int = 3) -> Any:
+    """A generator of a JSON list of ``make``'s values, indented as the resolver writes them."""
+    return lambda corpus, rng: json.dumps([make(corpus, rng) for _ in range(rng.randint(low, high))], indent=4)
+
+
+def _agent_reply(corpus: CodeCorpus, rng: random.Random) -> str:
+    """An agent's last message: what it changed and how it checked."""
+    names = _IDENTIFIER.findall(corpus.snippet(2, 6)) or ["the parser"]
+    return (f"I have {rng.choice(['fixed', 'updated', 'refactored', 'changed'])} `{rng.choice(names)}` in {other_path(corpus)}: "
+            f"{instruction(rng).lower()}. " + rng.choice(["The tests pass now.", "I ran the test suite and it passes.",
+                                                         "I could not run the tests in this environment.", ""])).strip()
+
+
+def _structure(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A repository's tree as Agentless shows it (names indented four spaces a level)."""
+    root = corpus.rng.choice(corpus.files).stem
+    lines = [f"{root}/", "    __init__.py"]
+    for _ in range(rng.randint(2, 5)):
+        sub = corpus.rng.choice(corpus.files).stem
+        lines.append(f"    {sub}/")
+        lines += [f"        {f.name}" for f in rng.sample(corpus.files, rng.randint(1, 4))]
+    lines += [f"    {f.name}" for f in rng.sample(corpus.files, rng.randint(1, 3))]
+    return "\n".join(lines)
+
+
+def _file_blocks(corpus: CodeCorpus, rng: random.Random) -> str:
+    """Files' contents as Agentless joins them (``### path`` and the code)."""
+    return "\n\n".join(f"### {other_path(corpus)}\n{corpus.snippet(4, 20)}" for _ in range(rng.randint(1, 3)))
+
+
+def _tests(corpus: CodeCorpus, rng: random.Random) -> str:
+    """Test ids, one a line (Agentless' ``passing_tests``)."""
+    out = []
+    for path in rng.sample(corpus.files, rng.randint(2, 6)):
+        names = _IDENTIFIER.findall(corpus.snippet(1, 3)) or ["basic"]
+        out += [f"tests/test_{path.stem}.py::test_{n.lower()}" for n in rng.sample(names, min(len(names), rng.randint(1, 3)))]
+    return "\n".join(out)
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -255,8 +311,37 @@ WORD_VALUES = {
     "context.bufnr": lambda corpus, rng: str(rng.randint(1, 60)),
     "context.filetype": lambda corpus, rng: rng.choice(FILETYPES),
     "concatenated_diagnostics": _diagnostics,
+    # family E
+    "body": _issue,
+    "issue_context": _issue,
+    "repo_instruction": _repo_notes,
+    "repository_instructions": _repo_notes,
+    "issues": _json_list(_issue, 1, 2),
+    "review_comments": _json_list(_review),
+    "review_threads": _json_list(_review),
+    "review_context": _json_list(_review),
+    "files_context": _json_list(lambda corpus, rng: other_path(corpus)),
+    "thread_context": lambda corpus, rng: "\n---\n".join(_review(corpus, rng) for _ in range(rng.randint(1, 3))),
+    "last_message": _agent_reply,
+    "comment_message": lambda corpus, rng: "\n\n".join(_agent_reply(corpus, rng) for _ in range(rng.randint(1, 3))),
+    "git_patch": lambda corpus, rng: diff(corpus),
+    "repository_info.repo_name": lambda corpus, rng: f"{rng.choice(OWNERS)}/{corpus.rng.choice(corpus.files).stem}",
+    "repository_info.repo_directory": lambda corpus, rng: corpus.rng.choice(corpus.files).stem,
+    "host": lambda corpus, rng: f"http://localhost:{rng.randint(50000, 59999)}",
+    "port": lambda corpus, rng: str(rng.randint(50000, 59999)),
+    "runtime_info.date": lambda corpus, rng: (datetime(2026, 1, 1) + timedelta(days=rng.randrange(365))).strftime("%Y-%m-%d"),
+    "agent_info.trigger_word": lambda corpus, rng: rng.choice(TRIGGER_WORDS),
+    "agent_info.content": lambda corpus, rng: "\n".join(f"* {instruction(rng).capitalize()}." for _ in range(rng.randint(2, 6))),
+    "structure": _structure,
+    "file_name": lambda corpus, rng: other_path(corpus),
+    "file_contents": _file_blocks,
+    "initial_selected_files": lambda corpus, rng: "\n".join(other_path(corpus) for _ in range(rng.randint(1, 5))),
+    "reflection": lambda corpus, rng: "\n\n".join(f"{i}. {instruction(rng).capitalize()}." for i in range(1, rng.randint(3, 7))),
+    "passing_tests": _tests,
+    "filetype": lambda corpus, rng: rng.choice(FILETYPES),
+    "uri": lambda corpus, rng: f"{_home(corpus, rng)}/{other_path(corpus)}",
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C and D's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C, D and E's templates."""
 
 
 def _js_placeholders(text: str) -> list[tuple[int, int, str]]:

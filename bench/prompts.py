@@ -15,7 +15,9 @@ own; rules are developed on fold A (in sample) and scored on fold B too (out of 
 ``--family-c PATH`` (bench/prompt_families/prompt-templates-c.jsonl: aider, Cline, twinny), folds A, B
 and that family (fold C, in sample) are mixed in one log, mined together and scored apart. With
 ``--family-d PATH`` too (bench/prompt_families/prompt-templates-d.jsonl: Void, SWE-agent, mentat,
-CodeCompanion), a fourth family joins the same log: fold D, held out (scored out of sample; no rule
+CodeCompanion), a fourth family joins the same log: fold D, a development family since 2026-12-02 (held
+out before). With ``--family-e PATH`` too (bench/prompt_families/prompt-templates-e.jsonl: OpenHands,
+Agentless, gp.nvim, llama-coder), a fifth family joins it: fold E, held out (scored out of sample; no rule
 is developed looking at its errors).
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
@@ -27,6 +29,7 @@ Example:
     python bench/prompts.py --folds --shape both --per-template 30
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --shape chat --per-template 30
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl
+    python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl
     python bench/prompts.py --scale 1000000 --workers 1 --json out/bench/prompts-scale.json
 """
 
@@ -70,8 +73,9 @@ Tabby's, its model registry's and Cody's (31). From issue 15 on, rules are devel
 fold A's prompts only (in sample); fold B is scored, never looked into (out of sample). Rules
 before issue 15 were developed on all 74."""
 DEV_FOLD = "A"
-HELD_OUT = ("B", "D")
-"""Folds scored out of sample in the mixed log: B, and the held-out family D of ``--family-d``."""
+HELD_OUT = ("B", "E")
+"""Folds scored out of sample in the mixed log: B, and the held-out family E of ``--family-e``. Fold D
+(``--family-d``) was held out until 2026-12-02 and is a development family since (sample ``in``)."""
 
 
 def fold_rows(rows: list[dict[str, Any]], fold: str | None) -> list[dict[str, Any]]:
@@ -153,18 +157,21 @@ def _ingest_and_mine(
 
 def mixed_accuracy(
     templates: Path, family_c: Path, per_template: int, seed: int, embeddings: bool, model: str | None,
-    requests: str = "fixed", shape: str = "records", family_d: Path | None = None,
+    requests: str = "fixed", shape: str = "records", family_d: Path | None = None, family_e: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Folds A and B of ``templates`` and the templates of ``family_c`` (fold C, a development family of
     other assistants) rendered as in :func:`accuracy` (each fold with the same seed as alone), mixed in one
     seeded order into one log, ingested and mined together; scored apart: for each fold, GA over its
     records (each judged in the whole parse), the distinct mined templates and families its records
-    fall into, against its distinct true templates. With ``family_d``, its templates (fold D, a held-out
-    family of yet other assistants) are a fourth fold of the same log, scored out of sample."""
+    fall into, against its distinct true templates. With ``family_d``, its templates (fold D, a development
+    family of yet other assistants, held out until 2026-12-02) are a fourth fold of the same log; with
+    ``family_e`` too, its templates (fold E, the held-out family) a fifth, scored out of sample."""
     rows = load_templates(templates)
     parts = {"A": fold_rows(rows, "A"), "B": fold_rows(rows, "B"), "C": load_templates(family_c)}
     if family_d is not None:
         parts["D"] = load_templates(family_d)
+    if family_e is not None:
+        parts["E"] = load_templates(family_e)
     made: list[tuple[Record, Any]] = []
     folds: list[str] = []
     for name, fold_templates in parts.items():
@@ -214,12 +221,19 @@ def accuracy_table(r: dict[str, Any]) -> str:
 def folds_table(results: list[dict[str, Any]]) -> str:
     """One line per fold and shape: GA and template counts against the truth, in and out of sample."""
     mixed = any(r.get("mixed") for r in results)
-    held_out = any(r["fold"] == "D" for r in results)
+    folds = {r["fold"] for r in results}
+    if "E" in folds:
+        family = "; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e, held out), all five"
+    elif "D" in folds:
+        family = "; C: the family of --family-c; D: the family of --family-d), all four"
+    else:
+        family = "; C: the family of --family-c), all three"
+    dev = [DEV_FOLD] + [f for f in ("C", "D") if mixed and f in folds and f not in HELD_OUT]
+    developed = ", ".join(dev[:-1]) + " and " + dev[-1] if len(dev) > 1 else dev[0]
     lines = [
         f"Folds by source assistant (A: {', '.join(FOLDS['A'])}; B: {', '.join(FOLDS['B'])}"
-        + (("; C: the family of --family-c; D: the family of --family-d, held out), all four" if held_out else
-            "; C: the family of --family-c), all three") + " mined together in one log, each scored on its own records" if mixed else ")")
-        + f"; rules developed on fold {DEV_FOLD}" + (" and C" if mixed else "") + ".", "",
+        + (family + " mined together in one log, each scored on its own records" if mixed else ")")
+        + f"; rules developed on fold {developed}.", "",
         "| shape | fold | sample | truth | mined templates (vs truth) | GA | families (vs truth) | GA after merging |",
         "|---|---|---|---:|---:|---:|---:|---:|",
     ]
@@ -343,8 +357,11 @@ def main() -> None:
                              "bench/prompt_families/prompt-templates-c.jsonl) mined together with folds A and B, "
                              "each fold scored on its own records")
     parser.add_argument("--family-d", type=Path,
-                        help="with --folds and --family-c: a fourth family (fold D, held out: scored out of sample; "
+                        help="with --folds and --family-c: a fourth family (fold D, a development family, in sample; "
                              "e.g. bench/prompt_families/prompt-templates-d.jsonl) mined in the same log")
+    parser.add_argument("--family-e", type=Path,
+                        help="with --folds, --family-c and --family-d: a fifth family (fold E, held out: scored out of "
+                             "sample; e.g. bench/prompt_families/prompt-templates-e.jsonl) mined in the same log")
     parser.add_argument("--shape", choices=("records", "chat", "both"), default="records",
                         help="records carrying their values (native + Continue dev data), or a Continue chat log of joined "
                              "templates with word values (bench/prompt_chats.py)")
@@ -369,10 +386,12 @@ def main() -> None:
         parser.error(f"--family-c {args.family_c}: needs --folds and an existing file")
     if args.family_d is not None and not (args.family_c is not None and args.family_d.is_file()):
         parser.error(f"--family-d {args.family_d}: needs --folds, --family-c and an existing file")
+    if args.family_e is not None and not (args.family_d is not None and args.family_e.is_file()):
+        parser.error(f"--family-e {args.family_e}: needs --folds, --family-c, --family-d and an existing file")
     if not args.no_accuracy and args.folds and args.family_c is not None:
         report["folds"] = [r for shape in shapes for r in mixed_accuracy(
             args.templates, args.family_c, args.per_template, args.seed, embeddings, args.embedding_model, args.requests, shape,
-            args.family_d)]
+            args.family_d, args.family_e)]
         print(folds_table(report["folds"]))
     elif not args.no_accuracy and args.folds:
         report["folds"] = [accuracy(args.templates, args.per_template, args.seed, embeddings, args.embedding_model, args.requests,
