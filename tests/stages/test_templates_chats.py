@@ -10,7 +10,7 @@ from collections import Counter
 from test_templates_anchors import CODE
 
 from logmine.stages.templates.anchors import TURN, _anchor_lines, _signature
-from logmine.stages.templates.cluster import MAX_REQUEST_WORDS, ClusterParams, _requests, cluster, turns
+from logmine.stages.templates.cluster import ClusterParams, cluster, turns
 from logmine.stages.templates.prompts import mine_prompts, prompt_template_regex
 
 VERBS = ["Fix", "Rename", "Explain", "Document"]
@@ -117,35 +117,3 @@ def test_a_word_of_few_values_stays_static_text() -> None:
     prompts = _summary_chats(random.Random(5), ["Rust", "Go"], [1, 1], 40)
     result = mine_prompts({"prompt": p} for p in prompts)
     assert sorted(re.findall(r"in (\w+)\.\n", t)[0] for t in result.templates.values()) == ["Go", "Rust"]
-
-
-def test_a_request_after_a_label_at_a_turns_end_is_one_variable() -> None:
-    """``User Request:`` then the user's words to the end of the prompt: a region framed on one side
-    only. Its requests share phrases (``because the reviewer asked for it``), which the word-level
-    miner reads as static text of templates of their own; one-off values, a sentence each, are one
-    free-text variable."""
-    rng = random.Random(7)
-    prompts = [f"User Request:\n{requests(rng)}" for _ in range(30)]
-    result = mine_prompts({"prompt": p} for p in prompts)
-    assert list(result.templates.values()) == ["User Request:\n<*>"]
-
-
-def test_a_request_before_a_separator_and_code_is_one_variable() -> None:
-    """The same at a prompt's start: ``{instructions}`` / ``---`` / ``SELECTIONS`` / the code. The
-    ``---`` line is a Markdown rule (text), so the label and the rule are the template's."""
-    rng = random.Random(8)
-    prompts = [f"{requests(rng)}\n---\nSELECTIONS\ndef f{n}(x):\n    return x + {rng.randrange(10**6)}" for n in range(30)]
-    result = mine_prompts({"prompt": p} for p in prompts)
-    assert list(result.templates.values()) == ["<*>\n---\nSELECTIONS\n{code}"]
-
-
-def test_a_region_framed_on_one_side_is_a_request_only_when_it_is_words() -> None:
-    """The guard of the open frame: each region a sentence of words (no slot, no sentinel, at most
-    ``MAX_REQUEST_WORDS``); a body with a code slot, or a long one, after a shared opening is not."""
-    head = ("USER", "QUERY:")
-    pats = [(*head, "Fix", "the", "loop"), (*head, "<*>", "with", "type", "hints"), (*head, "Explain", "{code:abcdefgh}"),
-            (*head, *["word"] * (MAX_REQUEST_WORDS + 1)), (*head, "<|im_end|>")]
-    assert _requests([0, 1], pats, head, ())
-    assert not _requests([0, 2], pats, head, ())
-    assert not _requests([0, 3], pats, head, ())
-    assert not _requests([0, 4], pats, head, ())

@@ -320,8 +320,7 @@ def _merge_gaps(
             if enough and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
                 _join(parent, short)
             elif (
-                ((head and tail) or (params.chat_turns and _requests(framed, pats, head, tail)))
-                and _context_chars((head, tail), wildcards, common) >= params.min_context_chars
+                head and tail and _context_chars((head, tail), wildcards, common) >= params.min_context_chars
                 and _variable_region(framed, pats, lines, head, tail, params, wildcards, unique=True)
             ):
                 _join(parent, framed)
@@ -360,22 +359,6 @@ def _variable_region(
     if unique and (distinct < params.unique_region_ratio * total or any(_structured(m, wildcards) for m in middles)):
         return False
     return is_variable(middles, total, params, wildcards, region=True)
-
-
-MAX_REQUEST_WORDS = 24
-"""A region at a prompt's start or end framed on one side only is free text (:func:`_requests`)
-when each of its values has at most this many words..."""
-
-
-def _requests(members: list[int], pats: list[tuple[str, ...]], head: tuple[str, ...], tail: tuple[str, ...]) -> bool:
-    """Whether the regions a frame open on one side holds (a prompt's start or end: ``USER QUERY:
-    <*>``, ``<*> --- SELECTIONS {code}``) read as a user's request: a sentence or so of words each,
-    no slot or sentinel among them (a template's body after a shared opening line is no request)."""
-    for k in members:
-        middle = pats[k][len(head) : len(pats[k]) - len(tail)]
-        if len(middle) > MAX_REQUEST_WORDS or any(NAMED.search(tok) or TEMPLATE_BOUNDARY.search(tok) for tok in middle):
-            return False
-    return True
 
 
 def _shared_phrase(middles: Counter[str]) -> bool:
