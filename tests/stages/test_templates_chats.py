@@ -10,7 +10,7 @@ from collections import Counter
 from test_templates_anchors import CODE
 
 from logmine.stages.templates.anchors import TURN, _anchor_lines, _signature
-from logmine.stages.templates.cluster import ClusterParams, cluster, turns
+from logmine.stages.templates.cluster import MAX_REQUEST_WORDS, ClusterParams, _last_turns_request, cluster, turns
 from logmine.stages.templates.prompts import mine_prompts, prompt_template_regex
 
 VERBS = ["Fix", "Rename", "Explain", "Document"]
@@ -117,3 +117,24 @@ def test_a_word_of_few_values_stays_static_text() -> None:
     prompts = _summary_chats(random.Random(5), ["Rust", "Go"], [1, 1], 40)
     result = mine_prompts({"prompt": p} for p in prompts)
     assert sorted(re.findall(r"in (\w+)\.\n", t)[0] for t in result.templates.values()) == ["Go", "Rust"]
+
+
+def test_the_users_words_that_end_a_chat_are_one_variable() -> None:
+    """A last turn of a short label and the user's request (``user: USER QUERY: ...``): the turn's
+    end frames the region as the label does. Its requests share phrases (``because the reviewer
+    asked for it``) that the word-level miner read as static text of templates of their own."""
+    rng = random.Random(7)
+    prompts = [f"user: USER QUERY: {requests(rng)}" for _ in range(40)]
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert list(result.templates.values()) == ["user: USER QUERY: <*>"]
+
+
+def test_a_region_that_ends_a_chat_is_a_request_only_when_it_is_words() -> None:
+    """The guard: inside the last turn (its label before the region), each value a sentence of
+    words, no slot, sentinel or turn label, at most ``MAX_REQUEST_WORDS``."""
+    head = ("system:", "Be", "brief.", "user:", "USER", "QUERY:")
+    pats = [(*head, "Fix", "the", "loop"), (*head, "<*>", "with", "type", "hints"), (*head, "Explain", "{code:abcdefgh}"),
+            (*head, *["word"] * (MAX_REQUEST_WORDS + 1)), (*head, "<|im_end|>"), (*head, "Hi", "user:", "Fix")]
+    assert _last_turns_request([0, 1], pats, head)
+    assert not any(_last_turns_request([0, k], pats, head) for k in (2, 3, 4, 5))
+    assert not _last_turns_request([0, 1], [p[4:] for p in pats], head[4:])  # no turn label: no chat's turn ends there

@@ -320,7 +320,8 @@ def _merge_gaps(
             if enough and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
                 _join(parent, short)
             elif (
-                head and tail and _context_chars((head, tail), wildcards, common) >= params.min_context_chars
+                (tail or (params.chat_turns and _last_turns_request(framed, pats, head)))
+                and head and _context_chars((head, tail), wildcards, common) >= params.min_context_chars
                 and _variable_region(framed, pats, lines, head, tail, params, wildcards, unique=True)
             ):
                 _join(parent, framed)
@@ -359,6 +360,24 @@ def _variable_region(
     if unique and (distinct < params.unique_region_ratio * total or any(_structured(m, wildcards) for m in middles)):
         return False
     return is_variable(middles, total, params, wildcards, region=True)
+
+
+MAX_REQUEST_WORDS = 24
+"""A region that ends a chat's last turn is its user's words (:func:`_last_turns_request`) when each
+of its values has at most this many words..."""
+
+
+def _last_turns_request(members: list[int], pats: list[tuple[str, ...]], head: tuple[str, ...]) -> bool:
+    """Whether the regions after ``head`` to the end of the prompt are a user's request: inside the
+    chat's last turn (its label in ``head``: the turn's end frames the region as the label before it
+    does, ``user: USER QUERY: <*>``), a sentence or so of words each, no slot or sentinel among them."""
+    if not any(tok in _TURN_LABELS for tok in head):
+        return False
+    for k in members:
+        middle = pats[k][len(head) :]
+        if len(middle) > MAX_REQUEST_WORDS or any(NAMED.search(tok) or TEMPLATE_BOUNDARY.search(tok) or tok in _TURN_LABELS for tok in middle):
+            return False
+    return True
 
 
 def _shared_phrase(middles: Counter[str]) -> bool:
