@@ -10,7 +10,15 @@ from collections import Counter
 from test_templates_anchors import CODE
 
 from logmine.stages.templates.anchors import TURN, _anchor_lines, _signature
-from logmine.stages.templates.cluster import MAX_REQUEST_WORDS, ClusterParams, _last_turns_request, cluster, turns
+from logmine.stages.templates.cluster import (
+    LABEL_WORDS,
+    MAX_REQUEST_WORDS,
+    ClusterParams,
+    _last_turn_heads,
+    _last_turns_request,
+    cluster,
+    turns,
+)
 from logmine.stages.templates.prompts import mine_prompts, prompt_template_regex
 
 VERBS = ["Fix", "Rename", "Explain", "Document"]
@@ -138,3 +146,15 @@ def test_a_region_that_ends_a_chat_is_a_request_only_when_it_is_words() -> None:
     assert _last_turns_request([0, 1], pats, head)
     assert not any(_last_turns_request([0, k], pats, head) for k in (2, 3, 4, 5))
     assert not _last_turns_request([0, 1], [p[4:] for p in pats], head[4:])  # no turn label: no chat's turn ends there
+
+
+def test_the_label_before_a_chats_last_words_is_proposed_from_each_pattern() -> None:
+    """Frames for the user's words that end a chat are proposed from each pattern itself (its last
+    turn label and up to ``LABEL_WORDS`` words after it), not only found between pairs of the first
+    few hundred patterns of a bucket: in a log of many chats most open with ``user:``."""
+    p = ("user:", "```{file_path}", "{code}", "```", "user:", "USER", "QUERY:", "Fix", "the", "loop")
+    heads = {h for h, t in _last_turn_heads([p]) if t == ()}
+    assert p[:6] in heads and p[:7] in heads and p[:5] not in heads
+    assert all(len(h) <= 5 + LABEL_WORDS for h in heads)
+    assert _last_turn_heads([("Fix", "the", "loop")]) == set()  # no turn: no chat's last turn
+    assert {h for h, _ in _last_turn_heads([("user:", "Fix", "<*>", "now")])} == {("user:", "Fix")}  # a label stops at a wildcard

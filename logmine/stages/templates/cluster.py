@@ -302,6 +302,8 @@ def _merge_gaps(
                 frame = _frame(pats[a], pats[b])
                 if frame is not None:
                     candidates.add(frame)
+    if params.chat_turns:
+        candidates |= _last_turn_heads(pats)
     frames = {f for f in candidates if _context(f, wildcards) >= params.min_context_tokens or _context_chars(f, wildcards) >= params.min_context_chars}
     parent = list(range(len(groups)))
     for head, tail in sorted(frames, key=lambda f: (-len(f[0]) - len(f[1]), f)):
@@ -365,6 +367,27 @@ def _variable_region(
 MAX_REQUEST_WORDS = 24
 """A region that ends a chat's last turn is its user's words (:func:`_last_turns_request`) when each
 of its values has at most this many words..."""
+
+
+LABEL_WORDS = 4
+"""Words after a chat's last turn label tried as the label before its user's words (:func:`_last_turn_heads`)."""
+
+
+def _last_turn_heads(pats: list[tuple[str, ...]]) -> set[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Frames open at the end for the user's words of a chat's last turn: each pattern up to its last
+    turn label and one to ``LABEL_WORDS`` words after it (``user: USER QUERY:``). Pairs of patterns
+    find them too, but only among the first patterns of a large bucket (a log of many chats opens
+    most with ``user:``), so they are also proposed from each pattern itself."""
+    out = set()
+    for p in pats:
+        last = max((i for i, tok in enumerate(p) if tok in _TURN_LABELS), default=None)
+        if last is None:
+            continue
+        for j in range(last + 2, min(last + 2 + LABEL_WORDS, len(p))):
+            if WILDCARD in p[j - 1] or NAMED.search(p[j - 1]):
+                break
+            out.add((p[:j], ()))
+    return out
 
 
 def _last_turns_request(members: list[int], pats: list[tuple[str, ...]], head: tuple[str, ...]) -> bool:
