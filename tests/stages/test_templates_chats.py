@@ -9,7 +9,7 @@ from collections import Counter
 
 from test_templates_anchors import CODE
 
-from logmine.stages.templates.anchors import TURN, _anchor_lines, _signature
+from logmine.stages.templates.anchors import INLINE, TURN, _anchor_lines, _signature, _variable_lines
 from logmine.stages.templates.cluster import (
     LABEL_WORDS,
     MAX_REQUEST_WORDS,
@@ -115,7 +115,7 @@ def test_a_word_placeholder_in_a_long_system_prompt_is_one_template() -> None:
     result = mine_prompts({"prompt": p} for p in prompts)
     assert len(result.templates) == 1
     template = next(iter(result.templates.values()))
-    assert "\nAlways reply to the user in <*>\n" in template
+    assert re.search(r"\nAlways reply to the user in <\*>\.?\n", template)
     assert all(prompt_template_regex(template).match(p) for p in prompts)
 
 
@@ -158,3 +158,45 @@ def test_the_label_before_a_chats_last_words_is_proposed_from_each_pattern() -> 
     assert all(len(h) <= 5 + LABEL_WORDS for h in heads)
     assert _last_turn_heads([("Fix", "the", "loop")]) == set()  # no turn: no chat's last turn
     assert {h for h, _ in _last_turn_heads([("user:", "Fix", "<*>", "now")])} == {("user:", "Fix")}  # a label stops at a wildcard
+def test_a_line_of_one_variable_word_in_a_long_system_prompt_is_one_template() -> None:
+    """A system prompt's line ``Always reply to the user in {language}.`` with languages of skewed
+    frequency: the frequent ones' lines are anchors, the rare ones' are not, so by their anchors the
+    chats were four templates. The line, between the same two static lines with five or more words
+    at one place, is read as ``Always reply to the user in <*>.``: one template."""
+    rng = random.Random(3)
+    langs = ["Rust", "Go", "Kotlin", "Swift", "Python", "Ruby", "Haskell", "Lua", "Java", "Scala"]
+    vocab = "add fix the loop class tests docs names value error path cache list order input output file line word speed race lock".split()
+    system = ("system: You are a careful reviewer of code changes.\nRead every file the user adds before you answer.\n\n"
+              "Always reply to the user in {lang}.\n\nKeep each answer short and friendly.\nNever invent an API that is not there.\n")
+    prompts = [system.format(lang=rng.choices(langs, weights=[20, 10, 8, 5, 5, 3, 3, 2, 2, 2])[0])
+               + f"user: The summary: {' '.join(rng.choices(vocab, k=rng.randint(4, 12)))}.\n\nPlease go on with the task where you left it.\n"
+               f"Last request: {' '.join(rng.choices(vocab, k=rng.randint(3, 9)))}." for _ in range(60)]
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert len(result.templates) == 1
+    template = next(iter(result.templates.values()))
+    assert "\nAlways reply to the user in <*>.\n" in template
+    assert all(prompt_template_regex(template).match(p) for p in prompts)
+
+
+def test_a_word_of_four_values_or_of_a_request_is_no_variable_line() -> None:
+    """Four values between the same lines stay four lines (few values: constants, as in the
+    clustering); a line that opens a chat's turn (a user's request) is never read so."""
+    frame = ("Read every file the user adds before you answer.", "Keep each answer short and friendly.")
+    four = [[frame[0], f"Always reply to the user in {w}.", frame[1]] for w in ("Rust", "Go", "Lua", "Java")]
+    assert _variable_lines(four) == {}
+    five = four + [[frame[0], "Always reply to the user in Ruby.", frame[1]]]
+    assert set(_variable_lines(five).values()) == {"Always reply to the user in <*>."}
+    turns_ = [[frame[0], TURN + "user: ", INLINE + f"Please reply in {w} today.", frame[1]] for w in ("Rust", "Go", "Lua", "Java", "Ruby")]
+    assert _variable_lines(turns_) == {}
+
+
+def test_a_request_between_two_static_lines_is_no_variable_line() -> None:
+    """A user's request between the same two static lines, whose words recur (``Fix the loop so that
+    it works on Windows too`` with five verbs): the form with the verb a wildcard is held by a small
+    share of the prompts those lines frame, so it is one request of many, not a template's line."""
+    frame = ("The user has requested the following change:", "Please generate the code now.")
+    words = "rename split document profile rewrite extend shorten".split()
+    other = [[frame[0], " ".join(words[(i + k) % 7] for k in range(17)) + f" {i}", frame[1]] for i in range(20)]  # long: no form
+    five = [[frame[0], f"{v} the loop so that it works on Windows too", frame[1]] for v in ("Fix", "Test", "Add", "Make", "Clean")]
+    assert _variable_lines(five) != {}
+    assert _variable_lines(five + other) == {}

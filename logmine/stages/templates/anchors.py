@@ -46,6 +46,9 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
     (:func:`logmine.stages.templates.cluster.turns`: a chat with one more file is another template)."""
     units = sorted({i for g in groups for i in g.members})
     lines = {u: _anchor_lines(render(state.tokens[u], state.seps[u])) for u in units}
+    forms = _variable_lines(lines.values())
+    if forms:
+        lines = {u: _generalised(ls, forms) for u, ls in lines.items()}
     df: Counter[str] = Counter()
     for u in units:
         for line in set(lines[u]):
@@ -66,7 +69,7 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
         members = [groups[k] for k in ks]
         parts = [p for g in members for p in (g.parts or [g])]
         texts = [SLOT.sub(r"{\1}", group_text(g, state)) for g in members]
-        text = _anchored_text(_common_signature(texts, df), texts)
+        text = _anchored_text(_common_signature(texts, df, forms), texts)
         out.append(Group(sorted(i for g in members for i in g.members), min(g.pattern for g in members), parts, None, text))
     return absorb_rare(merge_one_word(out, state), state)
 
@@ -277,9 +280,9 @@ TURN = "\x02"
 """Marks a chat turn's label, an anchor at the start of a line whatever its count."""
 
 
-def _common_signature(texts: list[str], df: Counter[str]) -> tuple[str, ...]:
+def _common_signature(texts: list[str], df: Counter[str], forms: dict[tuple[str, str, str], str]) -> tuple[str, ...]:
     """The anchors every text holds, in order (the template texts of merged groups)."""
-    signatures = [[a for a in _signature(_anchor_lines(t), df) if a != GAP] for t in texts]
+    signatures = [[a for a in _signature(_generalised(_anchor_lines(t), forms), df) if a != GAP] for t in texts]
     common = signatures[0]
     for other in signatures[1:]:
         common = _lcs(common, other)
@@ -333,8 +336,11 @@ def _anchored_text(signature: tuple[str, ...], texts: list[str]) -> str:
     pieces = [_split_at(t, anchors) for t in texts]
     out = []
     for i, col in enumerate(zip(*pieces)):
-        if i % 2 == 1 or len(set(col)) == 1:
+        if len(set(col)) == 1:
             out.append(col[0])
+            continue
+        if i % 2 == 1:  # a line of one variable word (:func:`_variable_lines`)
+            out.append(anchors[i // 2])
             continue
         lead = _AFFIX_HEAD.match(os.path.commonprefix(col)).group(0)  # type: ignore[union-attr]
         rest = [c[len(lead) :][::-1] for c in col]
@@ -380,13 +386,85 @@ def _split_at(text: str, anchors: list[str]) -> list[str]:
             out += [text[pos:at], anchor[1:]]
             pos = at + len(anchor) - 1
             continue
-        m = re.compile(r"(?m)^" + re.escape(anchor) + r"[ \t]*$").search(text, pos)
+        m = re.compile(r"(?m)^" + re.escape(anchor).replace(_ESCAPED_WILDCARD, r"\S+?") + r"[ \t]*$").search(text, pos)
         if m is None:  # cannot happen for a text the signature came from
             raise ValueError(f"anchor {anchor!r} not found")
         out += [text[pos : m.start()], text[m.start() : m.end()]]
         pos = m.end()
     out.append(text[pos:])
     return out
+
+
+MIN_LINE_VALUES = 5
+"""A word of a line takes this many values between the same two lines (:func:`_variable_lines`), in
+a line of at most ``MAX_LINE_WORDS`` words,..."""
+FORM_SHARE = 0.5
+"""...held, in that form, by at least this share of the prompts whose lines the same two lines frame (a
+template's line is; a user's request between two static lines whose words recur, ``<*> the loop so
+that it works on Windows too``, is one form of many)."""
+_ESCAPED_WILDCARD = re.escape(WILDCARD)
+
+
+def _variable_lines(all_lines: object) -> dict[tuple[str, str, str], str]:
+    """Lines with one variable word inside static text, by ``(line before, line, line after)``: the
+    line with that word a wildcard (``Always reply to the user in <*>.``), where the same two lines
+    frame the line with ``MIN_LINE_VALUES`` or more words at that place (a variable, however few
+    prompts hold each value: a long system prompt split by its values has few prompts per
+    template, and its line with a rare value is no anchor). Lines that open a chat's turn (a
+    user's request) and sentinel pieces are not read so; a frame needs a static line."""
+    triples: Counter[tuple[str, str, str]] = Counter()
+    for ls in all_lines:  # type: ignore[attr-defined]
+        for j, line in enumerate(ls):
+            if 0 < j < len(ls) - 1 and line[:1] not in (INLINE, TURN) and len(line) >= MIN_ANCHOR_CHARS:
+                triples[(ls[j - 1], line, ls[j + 1])] += 1
+    framed: Counter[tuple[str, str]] = Counter()
+    for (prev, _, nxt), n in triples.items():
+        framed[(prev, nxt)] += n
+    values: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    held: Counter[tuple[str, str, str]] = Counter()
+    found: list[tuple[tuple[str, str, str], list[tuple[str, str]]]] = []
+    for (prev, line, nxt), n in triples.items():
+        if not (_static(prev) or _static(nxt)):
+            continue
+        forms = _forms(line)
+        found.append(((prev, line, nxt), forms))
+        for form, value in forms:
+            values[(prev, form, nxt)].add(value)
+            held[(prev, form, nxt)] += n
+    out = {}
+    for (prev, line, nxt), forms in found:
+        for form, _ in forms:
+            key = (prev, form, nxt)
+            if len(values[key]) >= MIN_LINE_VALUES and held[key] >= FORM_SHARE * framed[(prev, nxt)]:
+                out[(prev, line, nxt)] = form
+                break
+    return out
+
+
+def _static(line: str) -> bool:
+    return line[:1] not in (INLINE, TURN) and len(_MASKS.sub("", line).strip()) >= MIN_ANCHOR_CHARS
+
+
+def _forms(line: str) -> list[tuple[str, str]]:
+    """``(the line with one word a wildcard, that word)`` for each plain word of a line of at most
+    ``MAX_LINE_WORDS`` words (punctuation after a word stays text: ``in <*>.``)."""
+    words = list(_WORD.finditer(line))
+    if not 3 <= len(words) <= MAX_LINE_WORDS:
+        return []
+    out = []
+    for m in words:
+        value = m.group(0).rstrip(_TRAILING)
+        if value and _LETTER.search(value) and not _MASKS.search(value) and "<" not in value:
+            out.append((line[: m.start()] + WILDCARD + line[m.start() + len(value) :], value))
+    return out
+
+
+_LETTER = re.compile(r"[A-Za-z]")
+
+
+def _generalised(lines: list[str], forms: dict[tuple[str, str, str], str]) -> list[str]:
+    """``lines`` with each line of one variable word (:func:`_variable_lines`) read as its form."""
+    return [forms.get((lines[j - 1], line, lines[j + 1]), line) if 0 < j < len(lines) - 1 else line for j, line in enumerate(lines)]
 
 
 class Hosts:
