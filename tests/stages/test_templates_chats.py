@@ -9,15 +9,19 @@ from collections import Counter
 
 from test_templates_anchors import CODE
 
-from logmine.stages.templates.anchors import INLINE, TURN, _anchor_lines, _signature, _variable_lines
-from logmine.stages.templates.cluster import (
+from logmine.stages.templates.anchors import (
+    INLINE,
+    TURN,
+    _anchor_lines,
+    _signature,
+    _variable_lines,
+)
+from logmine.stages.templates.cluster import ClusterParams, cluster, turns
+from logmine.stages.templates.last_turn import (
     LABEL_WORDS,
     MAX_REQUEST_WORDS,
-    ClusterParams,
-    _last_turn_heads,
-    _last_turns_request,
-    cluster,
-    turns,
+    last_turn_heads,
+    last_turns_request,
 )
 from logmine.stages.templates.prompts import mine_prompts, prompt_template_regex
 
@@ -143,9 +147,9 @@ def test_a_region_that_ends_a_chat_is_a_request_only_when_it_is_words() -> None:
     head = ("system:", "Be", "brief.", "user:", "USER", "QUERY:")
     pats = [(*head, "Fix", "the", "loop"), (*head, "<*>", "with", "type", "hints"), (*head, "Explain", "{code:abcdefgh}"),
             (*head, *["word"] * (MAX_REQUEST_WORDS + 1)), (*head, "<|im_end|>"), (*head, "Hi", "user:", "Fix")]
-    assert _last_turns_request([0, 1], pats, head)
-    assert not any(_last_turns_request([0, k], pats, head) for k in (2, 3, 4, 5))
-    assert not _last_turns_request([0, 1], [p[4:] for p in pats], head[4:])  # no turn label: no chat's turn ends there
+    assert last_turns_request([0, 1], pats, head)
+    assert not any(last_turns_request([0, k], pats, head) for k in (2, 3, 4, 5))
+    assert not last_turns_request([0, 1], [p[4:] for p in pats], head[4:])  # no turn label: no chat's turn ends there
 
 
 def test_the_label_before_a_chats_last_words_is_proposed_from_each_pattern() -> None:
@@ -153,11 +157,11 @@ def test_the_label_before_a_chats_last_words_is_proposed_from_each_pattern() -> 
     turn label and up to ``LABEL_WORDS`` words after it), not only found between pairs of the first
     few hundred patterns of a bucket: in a log of many chats most open with ``user:``."""
     p = ("user:", "```{file_path}", "{code}", "```", "user:", "USER", "QUERY:", "Fix", "the", "loop")
-    heads = {h for h, t in _last_turn_heads([p]) if t == ()}
+    heads = {h for h, t in last_turn_heads([p]) if t == ()}
     assert p[:6] in heads and p[:7] in heads and p[:5] not in heads
     assert all(len(h) <= 5 + LABEL_WORDS for h in heads)
-    assert _last_turn_heads([("Fix", "the", "loop")]) == set()  # no turn: no chat's last turn
-    assert {h for h, _ in _last_turn_heads([("user:", "Fix", "<*>", "now")])} == {("user:", "Fix")}  # a label stops at a wildcard
+    assert last_turn_heads([("Fix", "the", "loop")]) == set()  # no turn: no chat's last turn
+    assert {h for h, _ in last_turn_heads([("user:", "Fix", "<*>", "now")])} == {("user:", "Fix")}  # a label stops at a wildcard
 def test_a_line_of_one_variable_word_in_a_long_system_prompt_is_one_template() -> None:
     """A system prompt's line ``Always reply to the user in {language}.`` with languages of skewed
     frequency: the frequent ones' lines are anchors, the rare ones' are not, so by their anchors the

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from logmine.masking import WILDCARD
-from logmine.prompt_syntax import CHAT_ROLES, MODEL_FORMAT, TEMPLATE_BOUNDARY
+from logmine.prompt_syntax import MODEL_FORMAT, TEMPLATE_BOUNDARY
 from logmine.stages.templates.collapse import (
     collapse_lists,
     collapse_wildcards,
@@ -42,6 +42,11 @@ from logmine.stages.templates.fields import (
     bucket_word,
     field_token,
     leading_fields,
+)
+from logmine.stages.templates.last_turn import (
+    TURN_LABELS,
+    last_turn_heads,
+    last_turns_request,
 )
 from logmine.stages.templates.tokens import KEYED, NAMED, SLOT, has_mask, slot_names
 
@@ -110,19 +115,16 @@ def _sentinels(tokens: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(m for t in tokens if "<" in t or "[" in t for m in MODEL_FORMAT.findall(t))
 
 
-_TURN_LABELS = frozenset(f"{role}:" for role in CHAT_ROLES)
-
-
 def turns(tokens: Sequence[str]) -> tuple[str, ...]:
     """The turn labels of a unit, in order (``("system:", "user:", "user:")``): a chat's turns are
     its template's structure, as a model's sentinels are (a variable never spans a turn boundary)."""
-    return tuple(t for t in tokens if t in _TURN_LABELS)
+    return tuple(t for t in tokens if t in TURN_LABELS)
 
 
 def _turn_positions(tokens: Sequence[str]) -> tuple[tuple[int, str], ...]:
     """A unit's turn labels and where they are: units of one length are compared position by
     position, which means nothing across turn boundaries they hold at different positions."""
-    return tuple((i, t) for i, t in enumerate(tokens) if t in _TURN_LABELS)
+    return tuple((i, t) for i, t in enumerate(tokens) if t in TURN_LABELS)
 
 
 def is_variable(values: Counter[str], lines: int, params: ClusterParams, wildcards: frozenset[str], region: bool = False) -> bool:
@@ -303,7 +305,7 @@ def _merge_gaps(
                 if frame is not None:
                     candidates.add(frame)
     if params.chat_turns:
-        candidates |= _last_turn_heads(pats)
+        candidates |= last_turn_heads(pats)
     frames = {f for f in candidates if _context(f, wildcards) >= params.min_context_tokens or _context_chars(f, wildcards) >= params.min_context_chars}
     parent = list(range(len(groups)))
     for head, tail in sorted(frames, key=lambda f: (-len(f[0]) - len(f[1]), f)):
@@ -322,7 +324,7 @@ def _merge_gaps(
             if enough and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
                 _join(parent, short)
             elif (
-                (tail or (params.chat_turns and _last_turns_request(framed, pats, head)))
+                (tail or (params.chat_turns and last_turns_request(framed, pats, head)))
                 and head and _context_chars((head, tail), wildcards, common) >= params.min_context_chars
                 and _variable_region(framed, pats, lines, head, tail, params, wildcards, unique=True)
             ):
@@ -362,45 +364,6 @@ def _variable_region(
     if unique and (distinct < params.unique_region_ratio * total or any(_structured(m, wildcards) for m in middles)):
         return False
     return is_variable(middles, total, params, wildcards, region=True)
-
-
-MAX_REQUEST_WORDS = 24
-"""A region that ends a chat's last turn is its user's words (:func:`_last_turns_request`) when each
-of its values has at most this many words..."""
-
-
-LABEL_WORDS = 4
-"""Words after a chat's last turn label tried as the label before its user's words (:func:`_last_turn_heads`)."""
-
-
-def _last_turn_heads(pats: list[tuple[str, ...]]) -> set[tuple[tuple[str, ...], tuple[str, ...]]]:
-    """Frames open at the end for the user's words of a chat's last turn: each pattern up to its last
-    turn label and one to ``LABEL_WORDS`` words after it (``user: USER QUERY:``). Pairs of patterns
-    find them too, but only among the first patterns of a large bucket (a log of many chats opens
-    most with ``user:``), so they are also proposed from each pattern itself."""
-    out = set()
-    for p in pats:
-        last = max((i for i, tok in enumerate(p) if tok in _TURN_LABELS), default=None)
-        if last is None:
-            continue
-        for j in range(last + 2, min(last + 2 + LABEL_WORDS, len(p))):
-            if WILDCARD in p[j - 1] or NAMED.search(p[j - 1]):
-                break
-            out.add((p[:j], ()))
-    return out
-
-
-def _last_turns_request(members: list[int], pats: list[tuple[str, ...]], head: tuple[str, ...]) -> bool:
-    """Whether the regions after ``head`` to the end of the prompt are a user's request: inside the
-    chat's last turn (its label in ``head``: the turn's end frames the region as the label before it
-    does, ``user: USER QUERY: <*>``), a sentence or so of words each, no slot or sentinel among them."""
-    if not any(tok in _TURN_LABELS for tok in head):
-        return False
-    for k in members:
-        middle = pats[k][len(head) :]
-        if len(middle) > MAX_REQUEST_WORDS or any(NAMED.search(tok) or TEMPLATE_BOUNDARY.search(tok) or tok in _TURN_LABELS for tok in middle):
-            return False
-    return True
 
 
 def _shared_phrase(middles: Counter[str]) -> bool:

@@ -1,0 +1,51 @@
+"""The user's words that end a chat: a region from a label in the chat's last turn to the prompt's
+end (``user: USER QUERY: <*>``), framed on one side by the label and on the other by the turn's end
+(:func:`logmine.stages.templates.cluster._merge_gaps` merges such regions as one free-text variable)."""
+
+from __future__ import annotations
+
+from logmine.masking import WILDCARD
+from logmine.prompt_syntax import CHAT_ROLES, TEMPLATE_BOUNDARY
+from logmine.stages.templates.tokens import NAMED
+
+TURN_LABELS = frozenset(f"{role}:" for role in CHAT_ROLES)
+"""A chat's turn labels as ingest renders a chat (``user:``), as tokens."""
+
+
+MAX_REQUEST_WORDS = 24
+"""A region that ends a chat's last turn is its user's words (:func:`last_turns_request`) when each
+of its values has at most this many words..."""
+
+
+LABEL_WORDS = 4
+"""Words after a chat's last turn label tried as the label before its user's words (:func:`last_turn_heads`)."""
+
+
+def last_turn_heads(pats: list[tuple[str, ...]]) -> set[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Frames open at the end for the user's words of a chat's last turn: each pattern up to its last
+    turn label and one to ``LABEL_WORDS`` words after it (``user: USER QUERY:``). Pairs of patterns
+    find them too, but only among the first patterns of a large bucket (a log of many chats opens
+    most with ``user:``), so they are also proposed from each pattern itself."""
+    out = set()
+    for p in pats:
+        last = max((i for i, tok in enumerate(p) if tok in TURN_LABELS), default=None)
+        if last is None:
+            continue
+        for j in range(last + 2, min(last + 2 + LABEL_WORDS, len(p))):
+            if WILDCARD in p[j - 1] or NAMED.search(p[j - 1]):
+                break
+            out.add((p[:j], ()))
+    return out
+
+
+def last_turns_request(members: list[int], pats: list[tuple[str, ...]], head: tuple[str, ...]) -> bool:
+    """Whether the regions after ``head`` to the end of the prompt are a user's request: inside the
+    chat's last turn (its label in ``head``: the turn's end frames the region as the label before it
+    does, ``user: USER QUERY: <*>``), a sentence or so of words each, no slot or sentinel among them."""
+    if not any(tok in TURN_LABELS for tok in head):
+        return False
+    for k in members:
+        middle = pats[k][len(head) :]
+        if len(middle) > MAX_REQUEST_WORDS or any(NAMED.search(tok) or TEMPLATE_BOUNDARY.search(tok) or tok in TURN_LABELS for tok in middle):
+            return False
+    return True
