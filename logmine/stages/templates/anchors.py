@@ -119,15 +119,19 @@ def merge_one_word(groups: list[Group], state: MinerState) -> list[Group]:
             continue
         for k in ks:
             into[k] = ks[0]
-        merged_text[ks[0]] = "\n".join([*texts[ks[0]].split("\n")[:j], form, *texts[ks[0]].split("\n")[j + 1 :]])
+        lines = texts[ks[0]].split("\n")
+        merged_text[ks[0]] = "\n".join([*lines[:j], form, *lines[j + 1 :]])
     if not into:
         return groups
+    held: dict[int, list[Group]] = defaultdict(list)
+    for k, host in into.items():
+        held[host].append(groups[k])
     out = []
     for k, g in enumerate(groups):
         if into.get(k, k) != k:
             continue
         if k in merged_text:
-            members = [groups[j] for j, host in into.items() if host == k]
+            members = held[k]
             parts = [p for m in members for p in (m.parts or [m])]
             g = Group(sorted(i for m in members for i in m.members), min(m.pattern for m in members), parts, None, merged_text[k])
         out.append(g)
@@ -408,9 +412,10 @@ _ESCAPED_WILDCARD = re.escape(WILDCARD)
 def _variable_lines(all_lines: object) -> dict[tuple[str, str, str], str]:
     """Lines with one variable word inside static text, by ``(line before, line, line after)``: the
     line with that word a wildcard (``Always reply to the user in <*>.``), where the same two lines
-    frame the line with ``MIN_LINE_VALUES`` or more words at that place (a variable, however few
-    prompts hold each value: a long system prompt split by its values has few prompts per
-    template, and its line with a rare value is no anchor). Lines that open a chat's turn (a
+    frame the line with ``MIN_LINE_VALUES`` or more words at that place, and that form is held by
+    ``FORM_SHARE`` of the prompts they frame (a variable, however few prompts hold each value: a long
+    system prompt split by its values has few prompts per template, and its line with a rare value
+    is no anchor). Lines that open a chat's turn (a
     user's request) and sentinel pieces are not read so; a frame needs a static line."""
     triples: Counter[tuple[str, str, str]] = Counter()
     for ls in all_lines:  # type: ignore[attr-defined]

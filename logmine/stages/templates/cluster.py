@@ -324,8 +324,8 @@ def _merge_gaps(
             if enough and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
                 _join(parent, short)
             elif (
-                (tail or (params.chat_turns and last_turns_request(framed, pats, head)))
-                and head and _context_chars((head, tail), wildcards, common) >= params.min_context_chars
+                head and (tail or (params.chat_turns and last_turns_request(framed, pats, head)))
+                and _context_chars((head, tail), wildcards, common) >= params.min_context_chars
                 and _variable_region(framed, pats, lines, head, tail, params, wildcards, unique=True)
             ):
                 _join(parent, framed)
