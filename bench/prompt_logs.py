@@ -64,6 +64,30 @@ SETUP_LINES = ["This is a Python project managed with poetry; run `poetry instal
                "Use `make lint` before committing; the CI runs ruff and mypy.", "The frontend lives in `frontend/` and uses npm.",
                "Keep changes backwards compatible: the public API is in `__init__.py`.", "Docs are built with mkdocs from `docs/`.",
                "Never commit to `main` directly; open a pull request.", "The project supports Python 3.10 to 3.13."]
+PROJECT_APPS = ["a todo app", "a URL shortener", "a markdown blog", "a weather dashboard", "a chat server", "a snake game",
+                "an expense tracker", "a REST API for a bookstore", "a CLI that renames photos by date", "a Discord bot",
+                "a portfolio website", "a web scraper for job posts"]
+PROJECT_STACKS = ["in Flask", "with FastAPI and SQLite", "in React with Vite", "in Rust", "in Go", "with Next.js and Tailwind",
+                  "in plain HTML, CSS and JavaScript", "in Python", "with Django", "in Node.js with Express", ""]
+PROJECT_TAILS = ["", "with user login", "that stores data in SQLite", "with dark mode", "and deploy it", "with unit tests", "with a README",
+                 "that works offline", "with JWT authentication", "and a Dockerfile"]
+SHELL_TASKS = ["find all files larger than {n}MB in the current directory", "list the {n} biggest directories under /var",
+               "kill the process listening on port {port}", "show disk usage of each mounted drive",
+               "count the lines of all python files recursively", "compress the logs folder into a tar.gz archive",
+               "show the last {n} commits with their authors", "replace foo with bar in every .txt file",
+               "download {url} and save it as index.html", "list docker containers sorted by memory",
+               "make a backup of ~/.ssh with today's date", "print my public ip address", "delete merged git branches",
+               "watch the cpu temperature every {n} seconds"]
+SHELL_NAMES = ["bash", "zsh", "fish", "sh", "powershell.exe", "cmd.exe"]  # shell_gpt's ``shell``
+RUN_COMMANDS = ["pip3 install -r requirements.txt", "python3 main.py", "python3 app.py", "npm install", "npm run dev", "npm start",
+                "cargo run", "go run .", "flask run", "uvicorn main:app --reload", "node index.js", "pytest -q"]
+SEARCH_KEYWORDS = ["flask", "sqlite", "jwt", "websocket", "oauth", "pandas", "tailwind", "vite", "docker", "redis", "celery", "pydantic",
+                   "axum", "tokio", "playwright", "stripe api", "openai api", "beautifulsoup"]
+PAGE_WORDS = ["Home", "Docs", "Blog", "Pricing", "Sign in", "Search", "Menu", "Next", "Previous", "Skip to content", "Edit this page",
+              "Table of contents", "Privacy", "Terms", "GitHub", "Community"]
+MODEL_NAMES = [("claude-3-5-sonnet-latest", "Anthropic"), ("gpt-4o", "OpenAI"), ("gpt-4o-mini", "OpenAI"),
+               ("gemini-1.5-pro-latest", "Google"), ("qwen2.5-coder:7b", "Ollama"), ("deepseek/deepseek-coder", "OpenRouter"),
+               ("llama-3.1-70b-versatile", "Groq")]
 
 
 @dataclass
@@ -173,7 +197,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         return "\n\n".join(f"+++++ {other_path(corpus)}\n{corpus.snippet(3, 12)}" for _ in range(rng.randint(1, 2)))
     if low == "snippet_line":
         return corpus.snippet(1, 1).strip()
-    if low in WORD_VALUES:  # placeholders of families C, D and E (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C-F (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -277,6 +301,80 @@ def _tests(corpus: CodeCorpus, rng: random.Random) -> str:
     return "\n".join(out)
 
 
+def _project_request(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A user's request for a whole project (Devika's ``prompt``, bolt.new's prompt to enhance)."""
+    words = [rng.choice(["Create", "Build", "Make", "Write", "Develop"]), rng.choice(PROJECT_APPS), rng.choice(PROJECT_STACKS),
+             rng.choice(PROJECT_TAILS)]
+    text = " ".join(w for w in words if w)
+    return text + ("." if rng.random() < 0.5 else "")
+
+
+def _plan(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A step-by-step plan as Devika's planner writes it."""
+    return "\n".join(f"- [ ] Step {i}: {instruction(rng).capitalize()}." for i in range(1, rng.randint(3, 7)))
+
+
+def _devika_chat(corpus: CodeCorpus, rng: random.Random) -> str:
+    """Devika's conversation so far: its formatted messages, as the template's loop joins them."""
+    lines = [f"User: {_project_request(corpus, rng)}"]
+    for _ in range(rng.randint(0, 3)):
+        lines += [f"Devika: {_agent_reply(corpus, rng)}", f"User: {instruction(rng)}"]
+    return "\n\n".join(lines)
+
+
+def _code_markdown(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A project's files as Devika's ReadCode lists them."""
+    return "\n".join(f"File: `{other_path(corpus)}`:\n```\n{corpus.snippet(4, 20)}\n```" for _ in range(rng.randint(1, 3)))
+
+
+def _page_text(corpus: CodeCorpus, rng: random.Random) -> str:
+    """Text extracted from a rendered web page: navigation words, a heading, sentences, maybe code."""
+    kind = rng.choice(["documentation", "guide", "tutorial", "API reference"])
+    parts = [" ".join(rng.sample(PAGE_WORDS, rng.randint(3, 7))), f"{rng.choice(SEARCH_KEYWORDS).title()} {kind}"]
+    parts += [" ".join(instruction(rng).capitalize() + "." for _ in range(rng.randint(1, 4))) for _ in range(rng.randint(1, 3))]
+    if rng.random() < 0.5:
+        parts.append(corpus.snippet(2, 10))
+    return "\n".join(parts + [" ".join(rng.sample(PAGE_WORDS, rng.randint(2, 4)))])
+
+
+def _browser_elements(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A page as Devika's crawler lists its elements (``<link id=0>...</link>``)."""
+    tags = ["link", "button", "text", "input", "img"]
+    out = []
+    for i in range(rng.randint(4, 16)):
+        tag = rng.choice(tags)
+        word = rng.choice(PAGE_WORDS + SEARCH_KEYWORDS)
+        out.append(f'<{tag} id={i} alt="{word}"/>' if tag == "img" else f"<{tag} id={i}>{word}</{tag}>")
+    return "\n".join(out)
+
+
+def _moatless_files(corpus: CodeCorpus, rng: random.Random) -> str:
+    """Code spans as moatless' file context prints them: each file's path, then its code in a fence."""
+    return "\n\n".join(f"{other_path(corpus)}\n```\n{corpus.snippet(4, 24)}\n```" for _ in range(rng.randint(1, 3))) + "\n"
+
+
+def _shell_task(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A shell_gpt user's request."""
+    if rng.random() < 0.3:
+        return instruction(rng)
+    return rng.choice(SHELL_TASKS).format(n=rng.choice([3, 5, 10, 20, 100]), port=rng.choice([3000, 5000, 8000, 8080]),
+                                          url=f"https://{rng.choice(OWNERS)}.example.com")
+
+
+def _url(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The browser's current URL (Devika's crawler starts on Google)."""
+    word = rng.choice(SEARCH_KEYWORDS)
+    return rng.choice(["https://www.google.com/", f"https://www.google.com/search?q={word.replace(' ', '+')}+docs",
+                       f"https://docs.{rng.choice(OWNERS)}.io/{word.replace(' ', '-')}/"])
+
+
+def _thoughts(corpus: CodeCorpus, rng: random.Random) -> str:
+    """An agent's scratch pad: a few sentences about names in the code."""
+    names = _IDENTIFIER.findall(corpus.snippet(2, 6)) or ["the handler"]
+    openings = ["The issue is in", "I need to change", "Next I will look at", "The fix belongs in"]
+    return " ".join(f"{rng.choice(openings)} `{rng.choice(names)}`; {instruction(rng).lower()}." for _ in range(rng.randint(1, 3)))
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -340,8 +438,37 @@ WORD_VALUES = {
     "passing_tests": _tests,
     "filetype": lambda corpus, rng: rng.choice(FILETYPES),
     "uri": lambda corpus, rng: f"{_home(corpus, rng)}/{other_path(corpus)}",
+    # family F
+    "prompt": _project_request,
+    "step_by_step_plan": _plan,
+    "current_prompt": _plan,
+    "contextual_keywords": lambda corpus, rng: ", ".join(rng.sample(SEARCH_KEYWORDS, rng.randint(1, 4))),
+    "user_context": lambda corpus, rng: "Nothing from the user." if rng.random() < 0.5 else instruction(rng).capitalize() + ".",
+    "conversation": _devika_chat,
+    "conversation[-1]": lambda corpus, rng: f"User: {instruction(rng)}",
+    "code_markdown": _code_markdown,
+    "system_os": lambda corpus, rng: rng.choice(SYSTEMS),
+    "raw_text": _page_text,
+    "commands[0]": lambda corpus, rng: rng.choice(RUN_COMMANDS),
+    "commands[-1]": lambda corpus, rng: rng.choice(RUN_COMMANDS),
+    "browser_content": _browser_elements,
+    "objective": _project_request,
+    "url": _url,
+    "previous_command": lambda corpus, rng: rng.choice(["", "SCROLL DOWN", f"CLICK {rng.randint(1, 40)}",
+                                                        f'TYPESUBMIT {rng.randint(1, 12)} "{rng.choice(SEARCH_KEYWORDS)} documentation"']),
+    "initial_message": _issue,
+    "file_context": _moatless_files,
+    "file_context_str": _moatless_files,
+    "search_result_str": _moatless_files,
+    "scratch_pad": _thoughts,
+    "file_path": lambda corpus, rng: other_path(corpus),
+    "shell": lambda corpus, rng: rng.choice(SHELL_NAMES),
+    "request": _shell_task,
+    "model": lambda corpus, rng: rng.choice(MODEL_NAMES)[0],
+    "providername": lambda corpus, rng: rng.choice(MODEL_NAMES)[1],
+    "message": _project_request,
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C, D and E's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C, D, E and F's templates."""
 
 
 def _js_placeholders(text: str) -> list[tuple[int, int, str]]:

@@ -18,7 +18,8 @@ and that family (fold C, in sample) are mixed in one log, mined together and sco
 CodeCompanion), a fourth family joins the same log: fold D, a development family since 2026-12-02 (held
 out before). With ``--family-e PATH`` too (bench/prompt_families/prompt-templates-e.jsonl: OpenHands,
 Agentless, gp.nvim, llama-coder), a fifth family joins it: fold E, held out (scored out of sample; no rule
-is developed looking at its errors).
+is developed looking at its errors). With ``--family-f PATH`` too (bench/prompt_families/prompt-templates-f.jsonl:
+Devika, moatless-tools, shell_gpt, bolt.new), a sixth family joins it: fold F, held out as E is.
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
 in one process (``LOGMINE_THREADS`` threads for the embeddings); wall time, the time the
@@ -30,6 +31,7 @@ Example:
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --shape chat --per-template 30
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl
+    python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl --family-f bench/prompt_families/prompt-templates-f.jsonl
     python bench/prompts.py --scale 1000000 --workers 1 --json out/bench/prompts-scale.json
 """
 
@@ -73,8 +75,9 @@ Tabby's, its model registry's and Cody's (31). From issue 15 on, rules are devel
 fold A's prompts only (in sample); fold B is scored, never looked into (out of sample). Rules
 before issue 15 were developed on all 74."""
 DEV_FOLD = "A"
-HELD_OUT = ("B", "E")
-"""Folds scored out of sample in the mixed log: B, and the held-out family E of ``--family-e``. Fold D
+HELD_OUT = ("B", "E", "F")
+"""Folds scored out of sample in the mixed log: B, and the held-out families E of ``--family-e`` and F of
+``--family-f``. Fold D
 (``--family-d``) was held out until 2026-12-02 and is a development family since (sample ``in``)."""
 
 
@@ -158,6 +161,7 @@ def _ingest_and_mine(
 def mixed_accuracy(
     templates: Path, family_c: Path, per_template: int, seed: int, embeddings: bool, model: str | None,
     requests: str = "fixed", shape: str = "records", family_d: Path | None = None, family_e: Path | None = None,
+    family_f: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Folds A and B of ``templates`` and the templates of ``family_c`` (fold C, a development family of
     other assistants) rendered as in :func:`accuracy` (each fold with the same seed as alone), mixed in one
@@ -165,13 +169,16 @@ def mixed_accuracy(
     records (each judged in the whole parse), the distinct mined templates and families its records
     fall into, against its distinct true templates. With ``family_d``, its templates (fold D, a development
     family of yet other assistants, held out until 2026-12-02) are a fourth fold of the same log; with
-    ``family_e`` too, its templates (fold E, the held-out family) a fifth, scored out of sample."""
+    ``family_e`` too, its templates (fold E, a held-out family) a fifth, scored out of sample; with ``family_f``
+    too, its templates (fold F, another held-out family) a sixth, scored out of sample."""
     rows = load_templates(templates)
     parts = {"A": fold_rows(rows, "A"), "B": fold_rows(rows, "B"), "C": load_templates(family_c)}
     if family_d is not None:
         parts["D"] = load_templates(family_d)
     if family_e is not None:
         parts["E"] = load_templates(family_e)
+    if family_f is not None:
+        parts["F"] = load_templates(family_f)
     made: list[tuple[Record, Any]] = []
     folds: list[str] = []
     for name, fold_templates in parts.items():
@@ -222,7 +229,10 @@ def folds_table(results: list[dict[str, Any]]) -> str:
     """One line per fold and shape: GA and template counts against the truth, in and out of sample."""
     mixed = any(r.get("mixed") for r in results)
     folds = {r["fold"] for r in results}
-    if "E" in folds:
+    if "F" in folds:
+        family = ("; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e, held out; F: the family of "
+                  "--family-f, held out), all six")
+    elif "E" in folds:
         family = "; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e, held out), all five"
     elif "D" in folds:
         family = "; C: the family of --family-c; D: the family of --family-d), all four"
@@ -362,6 +372,9 @@ def main() -> None:
     parser.add_argument("--family-e", type=Path,
                         help="with --folds, --family-c and --family-d: a fifth family (fold E, held out: scored out of "
                              "sample; e.g. bench/prompt_families/prompt-templates-e.jsonl) mined in the same log")
+    parser.add_argument("--family-f", type=Path,
+                        help="with --folds, --family-c, --family-d and --family-e: a sixth family (fold F, held out: scored out "
+                             "of sample; e.g. bench/prompt_families/prompt-templates-f.jsonl) mined in the same log")
     parser.add_argument("--shape", choices=("records", "chat", "both"), default="records",
                         help="records carrying their values (native + Continue dev data), or a Continue chat log of joined "
                              "templates with word values (bench/prompt_chats.py)")
@@ -388,10 +401,12 @@ def main() -> None:
         parser.error(f"--family-d {args.family_d}: needs --folds, --family-c and an existing file")
     if args.family_e is not None and not (args.family_d is not None and args.family_e.is_file()):
         parser.error(f"--family-e {args.family_e}: needs --folds, --family-c, --family-d and an existing file")
+    if args.family_f is not None and not (args.family_e is not None and args.family_f.is_file()):
+        parser.error(f"--family-f {args.family_f}: needs --folds, --family-c, --family-d, --family-e and an existing file")
     if not args.no_accuracy and args.folds and args.family_c is not None:
         report["folds"] = [r for shape in shapes for r in mixed_accuracy(
             args.templates, args.family_c, args.per_template, args.seed, embeddings, args.embedding_model, args.requests, shape,
-            args.family_d, args.family_e)]
+            args.family_d, args.family_e, args.family_f)]
         print(folds_table(report["folds"]))
     elif not args.no_accuracy and args.folds:
         report["folds"] = [accuracy(args.templates, args.per_template, args.seed, embeddings, args.embedding_model, args.requests,
