@@ -17,9 +17,10 @@ and that family (fold C, in sample) are mixed in one log, mined together and sco
 ``--family-d PATH`` too (bench/prompt_families/prompt-templates-d.jsonl: Void, SWE-agent, mentat,
 CodeCompanion), a fourth family joins the same log: fold D, a development family since 2026-12-02 (held
 out before). With ``--family-e PATH`` too (bench/prompt_families/prompt-templates-e.jsonl: OpenHands,
-Agentless, gp.nvim, llama-coder), a fifth family joins it: fold E, held out (scored out of sample; no rule
-is developed looking at its errors). With ``--family-f PATH`` too (bench/prompt_families/prompt-templates-f.jsonl:
-Devika, moatless-tools, shell_gpt, bolt.new), a sixth family joins it: fold F, held out as E is.
+Agentless, gp.nvim, llama-coder), a fifth family joins it: fold E, a development family since 2026-12-02 10:25 UTC (held out
+before). With ``--family-f PATH`` too (bench/prompt_families/prompt-templates-f.jsonl: Devika,
+moatless-tools, shell_gpt, bolt.new), a sixth family joins it: fold F, held out (scored out of sample;
+no rule is developed looking at its errors).
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
 in one process (``LOGMINE_THREADS`` threads for the embeddings); wall time, the time the
@@ -75,10 +76,10 @@ Tabby's, its model registry's and Cody's (31). From issue 15 on, rules are devel
 fold A's prompts only (in sample); fold B is scored, never looked into (out of sample). Rules
 before issue 15 were developed on all 74."""
 DEV_FOLD = "A"
-HELD_OUT = ("B", "E", "F")
-"""Folds scored out of sample in the mixed log: B, and the held-out families E of ``--family-e`` and F of
-``--family-f``. Fold D
-(``--family-d``) was held out until 2026-12-02 and is a development family since (sample ``in``)."""
+HELD_OUT = ("B", "F")
+"""Folds scored out of sample in the mixed log: B, and the held-out family F of ``--family-f``. Folds D
+(``--family-d``) and E (``--family-e``) were held out until 2026-12-02 (05:18 and 10:25 UTC) and are
+development families since (sample ``in``)."""
 
 
 def fold_rows(rows: list[dict[str, Any]], fold: str | None) -> list[dict[str, Any]]:
@@ -169,8 +170,8 @@ def mixed_accuracy(
     records (each judged in the whole parse), the distinct mined templates and families its records
     fall into, against its distinct true templates. With ``family_d``, its templates (fold D, a development
     family of yet other assistants, held out until 2026-12-02) are a fourth fold of the same log; with
-    ``family_e`` too, its templates (fold E, a held-out family) a fifth, scored out of sample; with ``family_f``
-    too, its templates (fold F, another held-out family) a sixth, scored out of sample."""
+    ``family_e`` too, its templates (fold E, a development family, held out until 2026-12-02) a fifth; with ``family_f``
+    too, its templates (fold F, the held-out family) a sixth, scored out of sample."""
     rows = load_templates(templates)
     parts = {"A": fold_rows(rows, "A"), "B": fold_rows(rows, "B"), "C": load_templates(family_c)}
     if family_d is not None:
@@ -230,15 +231,15 @@ def folds_table(results: list[dict[str, Any]]) -> str:
     mixed = any(r.get("mixed") for r in results)
     folds = {r["fold"] for r in results}
     if "F" in folds:
-        family = ("; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e, held out; F: the family of "
+        family = ("; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e; F: the family of "
                   "--family-f, held out), all six")
     elif "E" in folds:
-        family = "; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e, held out), all five"
+        family = "; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e), all five"
     elif "D" in folds:
         family = "; C: the family of --family-c; D: the family of --family-d), all four"
     else:
         family = "; C: the family of --family-c), all three"
-    dev = [DEV_FOLD] + [f for f in ("C", "D") if mixed and f in folds and f not in HELD_OUT]
+    dev = [DEV_FOLD] + [f for f in ("C", "D", "E") if mixed and f in folds and f not in HELD_OUT]
     developed = ", ".join(dev[:-1]) + " and " + dev[-1] if len(dev) > 1 else dev[0]
     lines = [
         f"Folds by source assistant (A: {', '.join(FOLDS['A'])}; B: {', '.join(FOLDS['B'])}"
@@ -370,8 +371,8 @@ def main() -> None:
                         help="with --folds and --family-c: a fourth family (fold D, a development family, in sample; "
                              "e.g. bench/prompt_families/prompt-templates-d.jsonl) mined in the same log")
     parser.add_argument("--family-e", type=Path,
-                        help="with --folds, --family-c and --family-d: a fifth family (fold E, held out: scored out of "
-                             "sample; e.g. bench/prompt_families/prompt-templates-e.jsonl) mined in the same log")
+                        help="with --folds, --family-c and --family-d: a fifth family (fold E, a development family "
+                             "since 2026-12-02, in sample; e.g. bench/prompt_families/prompt-templates-e.jsonl) mined in the same log")
     parser.add_argument("--family-f", type=Path,
                         help="with --folds, --family-c, --family-d and --family-e: a sixth family (fold F, held out: scored out "
                              "of sample; e.g. bench/prompt_families/prompt-templates-f.jsonl) mined in the same log")
