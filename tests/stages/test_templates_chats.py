@@ -204,3 +204,37 @@ def test_a_request_between_two_static_lines_is_no_variable_line() -> None:
     five = [[frame[0], f"{v} the loop so that it works on Windows too", frame[1]] for v in ("Fix", "Test", "Add", "Make", "Clean")]
     assert _variable_lines(five) != {}
     assert _variable_lines(five + other) == {}
+
+
+def test_long_prompts_that_share_only_a_length_are_no_template() -> None:
+    """Prompts of one token count from different templates share no word at any position: position
+    by position they are one template of wildcards (``user: <*> <*> ...``). For log lines that stays
+    so; a chat's prompts of that length with nothing but their turn labels in common stay apart."""
+    rng = random.Random(5)
+
+    def words(n: int) -> list[str]:
+        return ["".join(rng.choice("bcdfghjklmnpqrstvwz") for _ in range(6)) for _ in range(n)]
+
+    units = [("user:", *words(MAX_REQUEST_WORDS + 10)) for _ in range(3)]
+    assert len(cluster(units, [1, 1, 1], ClusterParams(chat_turns=False))) == 1
+    assert sorted(g.members for g in cluster(units, [1, 1, 1], ClusterParams(chat_turns=True))) == [[0], [1], [2]]
+
+
+def test_a_prompt_of_another_templates_length_does_not_wildcard_a_template() -> None:
+    """Prompts of a frequent template have the token count of unrelated one-off prompts (the user's
+    words happen to have the right length). Grouped by length they would be one template of
+    wildcards, and its anchors, those of most of its prompts, would merge it into the frequent one as
+    ``user: <*>``; the template keeps its static text and the one-off prompts stay out of it."""
+    rng = random.Random(7)
+    static = ("You are a careful assistant for a team of engineers. Read the request, think about the code it names, "
+              "and answer in one short paragraph followed by a fenced block of code.\n\nRequest: ")
+    vocab = "fix rename document split merge the loop parser cache lock tests docs path order".split()
+    prompts = ["user: " + static + " ".join(rng.choices(vocab, k=3 + i % 20)) for i in range(40)]  # two of each length
+    length = len(prompts[0].split())
+    odd = ["user: " + " ".join("".join(rng.choice("bcdfghjklmnpqrstvwz") for _ in range(7)) for _ in range(length - 1)) for _ in range(3)]
+    result = mine_prompts({"prompt": p} for p in [*prompts, *odd])
+    ours = {result.assignments[i] for i in range(len(prompts))}
+    assert len(ours) == 1
+    template = result.templates[next(iter(ours))]
+    assert "Read the request, think about the code it names" in template
+    assert not ours & set(result.assignments[len(prompts) :])

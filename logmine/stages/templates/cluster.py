@@ -13,7 +13,8 @@ templates. The steps, each deterministic and independent of the order of the uni
 2. Split each bucket recursively, always on the position with the fewest distinct words,
    while that position looks like a constant: few distinct words (at most
    ``max_constant_values``), not a ``key=value`` pair, no masked value among them. The
-   positions left that still differ are variables.
+   positions left that still differ are variables. Long chat prompts whose group has no constant
+   word but their turn labels share only a length: they stay apart.
 3. Merge templates of different lengths whose patterns are equal once runs of adjacent
    wildcards are read as one variable-length wildcard (a value of several words).
 4. Merge templates that share a frame (the same words before and after) and differ only in
@@ -44,6 +45,7 @@ from logmine.stages.templates.fields import (
     leading_fields,
 )
 from logmine.stages.templates.last_turn import (
+    MAX_REQUEST_WORDS,
     TURN_LABELS,
     last_turn_heads,
     last_turns_request,
@@ -221,6 +223,9 @@ def _split_bucket(
             pattern = pattern_of(rows)
             if start:  # a field before ``start`` is a variable, also where this group's lines share its word
                 pattern = (*(field_token(col) for col in list(zip(*rows))[:start]), *pattern[start:])
+            if params.chat_turns and len(idx) > 1 and _no_static_text(pattern, wildcards):
+                out.extend(Group([i], units[i]) for i in idx)  # prompts that share a length, nothing else
+                continue
             out.append(Group(idx, pattern))
             continue
         parts: dict[str, list[int]] = defaultdict(list)
@@ -228,6 +233,12 @@ def _split_bucket(
             parts[units[i][split]].append(i)
         stack.extend(parts[v] for v in sorted(parts, reverse=True))
     return out
+
+
+def _no_static_text(pattern: tuple[str, ...], wildcards: frozenset[str]) -> bool:
+    """Whether a long pattern has no constant word but its chat's turn labels: prompts of that
+    length that have nothing else in common (a template's prompts share its static text)."""
+    return len(pattern) > MAX_REQUEST_WORDS and all(tok in TURN_LABELS or has_mask(tok, wildcards) for tok in pattern)
 
 
 def _constant_position(
