@@ -156,3 +156,55 @@ def test_a_tag_inside_one_prompts_code_is_no_sentinel_of_its_format() -> None:
     # a sentinel that every prompt of a format holds is its structure: a variable never spans it
     assert not _matches(["<PRE>", "<SUF>", "<MID>"], "<PRE>x<fim_middle>y<SUF>z<MID>", frozenset({"<output_dir>"}))
     assert _matches(["<PRE>", "<SUF>", "<MID>"], "<PRE>x<output_dir>y<SUF>z<MID>", frozenset({"<output_dir>"}))
+
+
+ISSUE_PROMPT = ("Please review the following problem description and the files the user selected.\n"
+                "Decide which of them must change to solve the problem, and say why in one line each.\n\n"
+                "### Problem description ###\n{issue}\n\n### Selected files ###\n{files}\n\n"
+                "Answer with the paths only, one per line, most important first.\nDo not invent files that are not listed.")
+SENTENCES = [f"{v} {t} {w}." for v in ("Fix", "Rename", "Document", "Split") for t in ("the parser", "this loop", "the cache")
+             for w in ("before the release", "so the tests pass")]
+
+
+def _issue_prompts(n: int, seed: int) -> list[str]:
+    """Prompts of one template whose issue text is a few sentences drawn from a small list: each
+    sentence recurs in five prompts and more, so each is held often enough to be an anchor."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        issue = "\n".join(rng.sample(SENTENCES, rng.randint(2, 4)))
+        files = "\n".join(f"src/m{rng.randrange(1000)}.py" for _ in range(rng.randint(1, 3)))
+        out.append(ISSUE_PROMPT.format(issue=issue, files=files))
+    return out
+
+
+def test_sentences_of_a_free_text_value_are_no_anchors_however_often_they_recur() -> None:
+    """The issue's sentences recur (24 of them in 300 prompts), each in far fewer prompts than the
+    template's own lines, and the region between the same two static lines takes a content of its own
+    in most prompts: a variable. Read as anchors, they made nearly every prompt a template of its own."""
+    prompts = _issue_prompts(300, seed=1)
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert len(set(result.assignments)) == 1
+    template = result.templates[result.assignments[0]]
+    assert "### Problem description ###" in template and "Do not invent files that are not listed." in template
+    assert not any(s in template for s in SENTENCES)
+    assert all(prompt_template_regex(template).match(p) for p in prompts)
+
+
+def test_templates_told_apart_by_a_few_lines_between_the_same_two_lines_stay_apart() -> None:
+    """Five templates share their first and last lines and differ in the lines between, each held by
+    a fifth of the prompts the shared lines are in (few enough to be a value's lines): but that region
+    takes five contents in 60 prompts, not one of its own in most, so its lines are anchors and the
+    templates stay five."""
+    head = "You are a reviewer of code changes for a team of engineers.\nRead the change the user gives you.\n"
+    tail = "\nKeep the answer under ten lines.\nNever invent an API that is not there."
+    middles = ["Say whether the change is safe to ship today.\nName the riskiest line.",
+               "List the tests the change needs.\nName one edge case they must cover.",
+               "Suggest a better name for each new function.\nKeep the names short.",
+               "Explain the change to a new member of the team.\nUse plain words.",
+               "Find the slowest part of the change.\nSay how to measure it."]
+    prompts = [head + middles[i % 5] + tail for i in range(60)]
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert len(set(result.assignments)) == 5

@@ -53,6 +53,7 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
     for u in units:
         for line in set(lines[u]):
             df[line] += state.weights[u]
+    lines = _values_in_free_regions(lines, df, state.weights)
     families: dict[object, list[int]] = defaultdict(list)
     for k, g in enumerate(groups):
         votes: Counter[tuple[str, ...]] = Counter()
@@ -72,6 +73,61 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
         text = _anchored_text(_common_signature(texts, df, forms), texts)
         out.append(Group(sorted(i for g in members for i in g.members), min(g.pattern for g in members), parts, None, text))
     return absorb_rare(merge_one_word(out, state), state)
+
+
+FRAME_SHARE = 0.25
+"""An anchor of a prompt frames its regions when this share of the median count of the prompt's
+anchors hold it; an anchor held by fewer prompts is a line a value may bring (:func:`_values_in_free_regions`)..."""
+MIN_REGION_VALUES = 5
+"""...and it is a value where the region between the same two framing anchors takes this many
+contents..."""
+REGION_RATIO = 0.3
+"""...that are this share of the prompts that region is in, or more (mostly contents of their own:
+an issue's text whose sentences recur, not the few lines that tell templates apart)."""
+VALUE = "\x03"
+"""Marks a line read as part of a value: never an anchor."""
+
+
+def _values_in_free_regions(lines: dict[int, list[str]], df: Counter[str], weights: object) -> dict[int, list[str]]:
+    """Lines a value brings, read as values although enough prompts hold them to be anchors. As a log
+    grows, the sentences of a free-text value (an issue's text, drawn from what users write) recur in
+    five prompts and more, and each prompt's anchors would be its own. Such a line is held by far fewer
+    prompts than the prompt's other anchors (``FRAME_SHARE`` of their median count), and the region
+    between the same two framing anchors takes many contents, most of them their own (``MIN_REGION_VALUES``,
+    ``REGION_RATIO``): it is a variable, as :func:`logmine.stages.templates.cluster._variable_region` reads a region of words."""
+    regions: dict[tuple[str, str], Counter[tuple[str, ...]]] = defaultdict(Counter)
+    found: dict[int, list[tuple[tuple[str, str], tuple[str, ...], list[int]]]] = {}
+    for u, ls in lines.items():
+        anchored = [j for j, line in enumerate(ls) if _is_anchor(line, df)]
+        counts = sorted(df[ls[j]] for j in anchored if ls[j][:1] != TURN)
+        if not counts:
+            continue
+        floor = FRAME_SHARE * counts[len(counts) // 2]
+        parts: list[tuple[tuple[str, str], tuple[str, ...], list[int]]] = []
+        frame, inside = "", []
+        for j in anchored:
+            if ls[j][:1] == TURN or df[ls[j]] >= floor:
+                if inside:
+                    parts.append(((frame, ls[j]), tuple(ls[i] for i in inside), inside))
+                frame, inside = ls[j], []
+            else:
+                inside.append(j)
+        if inside:
+            parts.append(((frame, ""), tuple(ls[i] for i in inside), inside))
+        for key, content, _ in parts:
+            regions[key][content] += weights[u]  # type: ignore[index]
+        if parts:
+            found[u] = parts
+    free = {key for key, contents in regions.items()
+            if len(contents) >= MIN_REGION_VALUES and len(contents) >= REGION_RATIO * sum(contents.values())}
+    if not free:
+        return lines
+    out = dict(lines)
+    for u, parts in found.items():
+        drop = {j for key, _, inside in parts if key in free for j in inside}
+        if drop:
+            out[u] = [VALUE + line if j in drop else line for j, line in enumerate(lines[u])]
+    return out
 
 
 MIN_WORD_VALUES = 5
