@@ -88,7 +88,7 @@ VALUE = "\x03"
 """Marks a line read as part of a value: never an anchor."""
 
 
-def _values_in_free_regions(lines: dict[int, list[str]], df: Counter[str], weights: object) -> dict[int, list[str]]:
+def _values_in_free_regions(lines: dict[int, list[str]], df: Counter[str], weights: list[int]) -> dict[int, list[str]]:
     """Lines a value brings, read as values although enough prompts hold them to be anchors. As a log
     grows, the sentences of a free-text value (an issue's text, drawn from what users write) recur in
     five prompts and more, and each prompt's anchors would be its own. Such a line is held by far fewer
@@ -115,7 +115,7 @@ def _values_in_free_regions(lines: dict[int, list[str]], df: Counter[str], weigh
         if inside:
             parts.append(((frame, ""), tuple(ls[i] for i in inside), inside))
         for key, content, _ in parts:
-            regions[key][content] += weights[u]  # type: ignore[index]
+            regions[key][content] += weights[u]
         if parts:
             found[u] = parts
     free = {key for key, contents in regions.items()
