@@ -406,7 +406,8 @@ def _metagpt_design(corpus: CodeCorpus, rng: random.Random) -> str:
     names = _g_names(corpus, 4, 12)
     cls = rng.choice(names).title().replace("_", "")
     design = {
-        "Implementation approach": f"We will use {rng.choice(PACKAGES)} {rng.choice(TAILS) or 'to keep it simple'}. " + instruction(rng).capitalize() + ".",
+        "Implementation approach": f"We will use {rng.choice(PACKAGES)} {rng.choice(TAILS) or 'to keep it simple'}. "
+                                   + instruction(rng).capitalize() + ".",
         "File list": sorted({_py_file(corpus, rng) for _ in range(rng.randint(2, 5))}),
         "Data structures and interfaces": f"classDiagram\n    class {cls} {{\n" + "".join(
             f"        +{rng.choice(['int', 'str', 'list', 'dict', 'bool'])} {n.lower()}\n" for n in rng.sample(names, min(len(names), 3)))
@@ -431,8 +432,8 @@ def _console_log(corpus: CodeCorpus, rng: random.Random) -> str:
 def _traceback(corpus: CodeCorpus, rng: random.Random) -> str:
     """What a program printed when it crashed (ChatDev's test reports)."""
     names = _g_names(corpus)
-    frames = "".join(f'  File "{_py_file(corpus, rng)}", line {rng.randint(3, 200)}, in {rng.choice(names)}\n    {corpus.snippet(1, 1).strip()}\n'
-                     for _ in range(rng.randint(1, 3)))
+    frames = "".join(f'  File "{_py_file(corpus, rng)}", line {rng.randint(3, 200)}, in {rng.choice(names)}\n'
+                     f"    {corpus.snippet(1, 1).strip()}\n" for _ in range(rng.randint(1, 3)))
     return f"Traceback (most recent call last):\n{frames}{rng.choice(CONSOLE_ERRORS).format(rng.choice(names))}"
 
 
@@ -442,7 +443,8 @@ def _code_review(corpus: CodeCorpus, rng: random.Random) -> str:
     answers = "\n".join(f"{i}. " + ("Yes." if rng.random() < 0.5 else f"No, {instruction(rng).lower()} in `{rng.choice(names)}`.")
                         for i in range(1, 7))
     actions = "\n".join(f"{i}. {instruction(rng).capitalize()}." for i in range(1, rng.randint(2, 4)))
-    return f"## Code Review: {_py_file(corpus, rng)}\n{answers}\n\n## Actions\n{actions}\n\n## Code Review Result\n{rng.choice(['LBTM', 'LGTM'])}"
+    return (f"## Code Review: {_py_file(corpus, rng)}\n{answers}\n\n## Actions\n{actions}\n\n"
+            f"## Code Review Result\n{rng.choice(['LBTM', 'LGTM'])}")
 
 
 def _change_plan(corpus: CodeCorpus, rng: random.Random) -> str:
@@ -480,7 +482,8 @@ def _requirements(corpus: CodeCorpus, rng: random.Random) -> str:
 def _chatdev_comment(corpus: CodeCorpus, rng: random.Random) -> str:
     """A ChatDev reviewer's comment with the highest priority, and how to fix it."""
     names = _g_names(corpus)
-    return (f"<COMMENT> The `{rng.choice(names)}` method in {_py_file(corpus, rng)} is {rng.choice(['not implemented', 'never called', 'missing an import'])}. "
+    return (f"<COMMENT> The `{rng.choice(names)}` method in {_py_file(corpus, rng)} is "
+            f"{rng.choice(['not implemented', 'never called', 'missing an import'])}. "
             + " ".join(instruction(rng).capitalize() + "." for _ in range(rng.randint(1, 3))))
 
 
