@@ -208,3 +208,50 @@ def test_templates_told_apart_by_a_few_lines_between_the_same_two_lines_stay_apa
     prompts = [head + middles[i % 5] + tail for i in range(60)]
     result = mine_prompts({"prompt": p} for p in prompts)
     assert len(set(result.assignments)) == 5
+
+
+RUN_PROMPT = ("You are an engineer who wrote the code below and now runs it for the user.\n\n"
+              "Full Code:\n~~~\n{files}\n~~~\n\nUser's last message: {request}\n\n"
+              "System Operating System: {os}\n\n"
+              "Your task is to give the commands that run this project.\nAnswer with a JSON list of commands only.\n"
+              "Do not change into another directory first.")
+OS_VALUES = ["Linux-6.5.0-41-generic-x86_64-with-glibc2.35", "macOS-14.6.1-arm64-arm-64bit", "Windows-11-10.0.22631-SP0"]
+MODULES = ["app", "cli", "db", "models", "views", "utils", "config", "server", "tasks", "auth"]
+REQUESTS = [f"{v} the {t} {w}" for v in ("Run", "Test", "Explain", "Profile", "Check", "Build") for t in ("server", "parser", "cache", "queue")
+            for w in ("on my laptop", "before the release", "so the tests pass", "with the new flags", "in a container")]
+
+
+def _run_prompts(n: int, seed: int) -> list[str]:
+    """Prompts of one template: one to four files of code, each a fenced block under its path; a user's
+    request; one of three operating-system strings (digits and letters)."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        files = "\n".join(f"File: `src/{rng.choice(MODULES)}.py`:\n```\n{rng.choice(CODE)}\n```" for _ in range(rng.randint(1, 4)))
+        out.append(RUN_PROMPT.format(files=files, request=rng.choice(REQUESTS), os=rng.choice(OS_VALUES)))
+    return out
+
+
+def test_a_line_of_code_slots_and_fences_is_no_anchor_nor_is_a_word_masking_found_a_value_in() -> None:
+    """Two values of one template that recur often enough to look static. The files' blocks become a
+    line of code slots and fences whose form follows the number of files; it holds no letter, so it is no
+    static text. The operating system is one of three words, each holding digits: masking found a value
+    in the word, so two values of it make it a variable of its line (a plain word needs five), framed by
+    the line after it alone, since the line before it holds the user's request."""
+    prompts = _run_prompts(120, seed=3)
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert len(set(result.assignments)) == 1
+    template = result.templates[result.assignments[0]]
+    assert template.startswith("You are an engineer who wrote the code below") and "Your task is to give the commands that run this project." in template
+    assert not any(os_value[:5] in template for os_value in OS_VALUES)
+    assert all(prompt_template_regex(template).match(p) for p in prompts)
+
+
+def test_a_masked_word_of_one_value_stays_static() -> None:
+    """The operating system of every prompt the same: the line is static text, masked word and all."""
+    prompts = [p for p in _run_prompts(200, seed=4) if OS_VALUES[1] in p]
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert len(set(result.assignments)) == 1
+    assert "System Operating System: macOS-" in result.templates[result.assignments[0]]
