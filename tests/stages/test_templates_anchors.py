@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from logmine.stages.templates.anchors import GAP, _anchored_text, _flat, _literal_pieces, _matches, host_pieces, is_pattern
+from logmine.stages.templates.anchors import GAP, _anchored_text, _flat, _literal_pieces, _matches, _variable_lines, host_pieces, is_pattern
 from logmine.stages.templates.cluster import generalise
 from logmine.stages.templates.prompts import mine_prompts, prompt_template_regex
 
@@ -255,3 +255,15 @@ def test_a_masked_word_of_one_value_stays_static() -> None:
     result = mine_prompts({"prompt": p} for p in prompts)
     assert len(set(result.assignments)) == 1
     assert "System Operating System: macOS-" in result.templates[result.assignments[0]]
+
+
+
+def test_a_short_line_of_a_key_and_its_value_word_is_a_variable_of_the_line() -> None:
+    """``[Provider: {provider}]``: a line of two words, the second taking six values between the same
+    two static lines, is read as one line with a variable; a line of one word is not."""
+    providers = ["OpenAI", "Anthropic", "Ollama", "Groq", "Google", "Mistral"]
+    head, tail = "You improve the prompts users give you.", "Answer with the improved prompt only."
+    lines = [[head, f"[Provider: {providers[i % 6]}]", tail] for i in range(30)]
+    forms = _variable_lines(lines)
+    assert {forms[(head, f"[Provider: {p}]", tail)] for p in providers} == {"[Provider: <*>]"}
+    assert not _variable_lines([[head, providers[i % 6] + "Provider", tail] for i in range(30)])

@@ -195,7 +195,7 @@ def merge_one_word(groups: list[Group], state: MinerState) -> list[Group]:
 
 
 _WORD = re.compile(r"\S+")
-_TRAILING = ".,:;!?)'\""
+_TRAILING = ".,:;!?)]'\""
 _PLAIN_WORD = re.compile(r"[A-Za-z][A-Za-z+#-]*")
 
 
@@ -530,10 +530,10 @@ def _static(line: str) -> bool:
 
 
 def _forms(line: str) -> list[tuple[str, str]]:
-    """``(the line with one word a wildcard, that word)`` for each plain word of a line of at most
-    ``MAX_LINE_WORDS`` words (punctuation after a word stays text: ``in <*>.``)."""
+    """``(the line with one word a wildcard, that word)`` for each plain word of a line of two to
+    ``MAX_LINE_WORDS`` words (punctuation after a word stays text: ``in <*>.``, ``[Provider: <*>]``)."""
     words = list(_WORD.finditer(line))
-    if not 3 <= len(words) <= MAX_LINE_WORDS:
+    if not 2 <= len(words) <= MAX_LINE_WORDS:
         return []
     out = []
     for m in words:
