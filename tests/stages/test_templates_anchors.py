@@ -267,3 +267,23 @@ def test_a_short_line_of_a_key_and_its_value_word_is_a_variable_of_the_line() ->
     forms = _variable_lines(lines)
     assert {forms[(head, f"[Provider: {p}]", tail)] for p in providers} == {"[Provider: <*>]"}
     assert not _variable_lines([[head, providers[i % 6] + "Provider", tail] for i in range(30)])
+
+
+def test_a_short_line_before_free_text_is_one_template() -> None:
+    """``User Request:`` and a user's request: the word-level miner splits the requests by their words
+    and lengths, and the static line is too short for a signature of its own; but the text after it
+    takes a content of its own in most prompts, so the groups are one template."""
+    prompts = [f"User Request:\n{REQUESTS[(11 * i) % len(REQUESTS)]}" for i in range(40)]
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert len(set(result.assignments)) == 1
+    template = result.templates[result.assignments[0]]
+    assert template.startswith("User Request:\n<*>") and all(prompt_template_regex(template).match(p) for p in prompts)
+
+
+def test_short_templates_told_apart_by_their_text_after_the_same_line_stay_apart() -> None:
+    """Three short templates share their only static line and differ by a fixed text after it: few
+    contents, each in many prompts, so they stay three."""
+    tails = ["Answer with yes or no only.", "Name the file that must change, and why.", "Write the commit message for this change."]
+    prompts = [f"User Request:\n{tails[i % 3]}" for i in range(60)]
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert len(set(result.assignments)) == 3

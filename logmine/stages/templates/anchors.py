@@ -55,13 +55,26 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
             df[line] += state.weights[u]
     lines = _values_in_free_regions(lines, df, state.weights)
     families: dict[object, list[int]] = defaultdict(list)
+    weak: dict[object, list[int]] = defaultdict(list)
     for k, g in enumerate(groups):
         votes: Counter[tuple[str, ...]] = Counter()
         for u in g.members:
             votes[_signature(lines[u], df)] += state.weights[u]
         signature = min(votes, key=lambda sig: (-votes[sig], sig))
-        strong = GAP in signature and sum(len(a) for a in signature if a != GAP and a[:1] != TURN) >= MIN_SIGNATURE_CHARS
-        families[(turns(state.tokens[g.members[0]]), signature) if strong else k].append(k)
+        static = sum(len(a) for a in signature if a != GAP and a[:1] != TURN)
+        key = (turns(state.tokens[g.members[0]]), signature)
+        if GAP in signature and static >= MIN_SIGNATURE_CHARS:
+            families[key].append(k)
+        elif GAP in signature and static:
+            weak[key].append(k)
+        else:
+            families[k].append(k)
+    for key, ks in weak.items():
+        if len(ks) > 1 and _free_text([u for k in ks for u in groups[k].members], lines, df, state.weights):
+            families[key] = ks
+        else:
+            for k in ks:
+                families[k].append(k)
     out = []
     for ks in families.values():
         if len(ks) == 1:
@@ -73,6 +86,18 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
         text = _anchored_text(_common_signature(texts, df, forms), texts)
         out.append(Group(sorted(i for g in members for i in g.members), min(g.pattern for g in members), parts, None, text))
     return absorb_rare(merge_one_word(out, state), state)
+
+
+def _free_text(units: list[int], lines: dict[int, list[str]], df: Counter[str], weights: list[int]) -> bool:
+    """Whether prompts whose anchors are the same short lines (``User Request:``, fewer than
+    ``MIN_SIGNATURE_CHARS``) differ by free text: the text between their anchors takes
+    ``MIN_REGION_VALUES`` contents or more, ``REGION_RATIO`` of the prompts or more (a user's request the
+    word-level miner split by its words and length). Templates told apart by a few static lines have
+    few contents, each in many prompts."""
+    contents: set[tuple[str, ...]] = set()
+    for u in units:
+        contents.add(tuple(line for line in lines[u] if not _is_anchor(line, df)))
+    return len(contents) >= MIN_REGION_VALUES and len(contents) >= REGION_RATIO * sum(weights[u] for u in units)
 
 
 FRAME_SHARE = 0.25
