@@ -287,3 +287,21 @@ def test_short_templates_told_apart_by_their_text_after_the_same_line_stay_apart
     prompts = [f"User Request:\n{tails[i % 3]}" for i in range(60)]
     result = mine_prompts({"prompt": p} for p in prompts)
     assert len(set(result.assignments)) == 3
+
+
+def test_a_label_before_free_text_on_its_line_is_one_template() -> None:
+    """``USER QUERY: {request}``: the value follows the template's only static text on the same line,
+    so no line is an anchor; the label it opens with is, and the text after it is free, so the groups
+    the word-level miner made by the requests' words and lengths are one template."""
+    prompts = [f"USER QUERY: {REQUESTS[(13 * i) % len(REQUESTS)]}" for i in range(40)]
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert len(set(result.assignments)) == 1
+    template = result.templates[result.assignments[0]]
+    assert template.startswith("USER QUERY: <*>") and all(prompt_template_regex(template).match(p) for p in prompts)
+
+
+def test_labelled_lines_of_few_fixed_texts_stay_apart() -> None:
+    """The same label before three fixed texts: three templates."""
+    tails = ["answer with yes or no only", "name the file that must change, and why", "write the commit message for this change"]
+    result = mine_prompts({"prompt": f"USER QUERY: {tails[i % 3]}"} for i in range(60))
+    assert len(set(result.assignments)) == 3

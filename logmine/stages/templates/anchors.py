@@ -43,7 +43,10 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
     A static line (an anchor) is one that at least ``MIN_ANCHOR_PROMPTS`` prompts hold
     verbatim (masked); fence lines never are (a code block may be optional). Two templates
     merge when the anchors most of their prompts have are the same, and so are their chat turns
-    (:func:`logmine.stages.templates.cluster.turns`: a chat with one more file is another template)."""
+    (:func:`logmine.stages.templates.cluster.turns`: a chat with one more file is another template).
+    Templates whose anchors are fewer than ``MIN_SIGNATURE_CHARS`` (a short line, or the label a line
+    opens with: ``User Request:``, ``USER QUERY: {request}``) merge only where the text between them
+    is free (:func:`_free_text`)."""
     units = sorted({i for g in groups for i in g.members})
     lines = {u: _anchor_lines(render(state.tokens[u], state.seps[u])) for u in units}
     forms = _variable_lines(lines.values())
@@ -54,6 +57,7 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
         for line in set(lines[u]):
             df[line] += state.weights[u]
     lines = _values_in_free_regions(lines, df, state.weights)
+    labels = _labels(lines, df, state.weights)
     families: dict[object, list[int]] = defaultdict(list)
     weak: dict[object, list[int]] = defaultdict(list)
     for k, g in enumerate(groups):
@@ -65,8 +69,15 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
         key = (turns(state.tokens[g.members[0]]), signature)
         if GAP in signature and static >= MIN_SIGNATURE_CHARS:
             families[key].append(k)
-        elif GAP in signature and static:
-            weak[key].append(k)
+        elif GAP in signature:
+            votes = Counter()
+            for u in g.members:
+                votes[_signature(lines[u], df, labels)] += state.weights[u]
+            signature = min(votes, key=lambda sig: (-votes[sig], sig))
+            if any(a != GAP and a[:1] != TURN for a in signature):
+                weak[(key[0], signature)].append(k)
+            else:
+                families[k].append(k)
         else:
             families[k].append(k)
     for key, ks in weak.items():
@@ -76,14 +87,14 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
             for k in ks:
                 families[k].append(k)
     out = []
-    for ks in families.values():
+    for key, ks in families.items():
         if len(ks) == 1:
             out.append(groups[ks[0]])
             continue
         members = [groups[k] for k in ks]
         parts = [p for g in members for p in (g.parts or [g])]
         texts = [SLOT.sub(r"{\1}", group_text(g, state)) for g in members]
-        text = _anchored_text(_common_signature(texts, df, forms), texts)
+        text = _anchored_text(_common_signature(texts, df, forms, labels if key in weak else None), texts)
         out.append(Group(sorted(i for g in members for i in g.members), min(g.pattern for g in members), parts, None, text))
     return absorb_rare(merge_one_word(out, state), state)
 
@@ -365,9 +376,11 @@ TURN = "\x02"
 """Marks a chat turn's label, an anchor at the start of a line whatever its count."""
 
 
-def _common_signature(texts: list[str], df: Counter[str], forms: dict[tuple[str, str, str], str]) -> tuple[str, ...]:
+def _common_signature(
+    texts: list[str], df: Counter[str], forms: dict[tuple[str, str, str], str], labels: Counter[str] | None = None,
+) -> tuple[str, ...]:
     """The anchors every text holds, in order (the template texts of merged groups)."""
-    signatures = [[a for a in _signature(_generalised(_anchor_lines(t), forms), df) if a != GAP] for t in texts]
+    signatures = [[a for a in _signature(_generalised(_anchor_lines(t), forms), df, labels) if a != GAP] for t in texts]
     common = signatures[0]
     for other in signatures[1:]:
         common = _lcs(common, other)
@@ -406,14 +419,44 @@ def _is_anchor(line: str, df: Counter[str]) -> bool:
 _MASKS = re.compile(r"<\*>|\{[a-z_]+\d*(?::[a-z]{6,})?\}")
 
 
-def _signature(lines: list[str], df: Counter[str]) -> tuple[str, ...]:
+def _signature(lines: list[str], df: Counter[str], labels: Counter[str] | None = None) -> tuple[str, ...]:
+    """A prompt's anchors in order, a ``GAP`` for each run of other lines between them. With ``labels``,
+    a line that is no anchor but opens with a label that is (:func:`_labels`) gives that label, then a gap."""
     out: list[str] = []
     for line in lines:
         if _is_anchor(line, df):
             out.append(line)
-        elif not out or out[-1] != GAP:
+            continue
+        label = _label(line) if labels else None
+        if label is not None and labels is not None and labels[label] >= MIN_ANCHOR_PROMPTS:
+            out.append(label)
+        if not out or out[-1] != GAP:
             out.append(GAP)
     return tuple(out)
+
+
+_LABEL = re.compile(r"[A-Za-z][^:\n{}<>`*\x00-\x03]{0,39}:(?=[ \t]+\S)")
+MAX_LABEL_WORDS = 4
+
+
+def _label(line: str) -> str | None:
+    """The label a line opens with (``USER QUERY:`` of ``USER QUERY: Rename the tests``): up to
+    ``MAX_LABEL_WORDS`` words and a colon, ``MIN_ANCHOR_CHARS`` long, with text after it on the line;
+    marked ``INLINE`` (an anchor found inside its line)."""
+    m = _LABEL.match(line)
+    if m is None or len(m.group(0)) < MIN_ANCHOR_CHARS or len(m.group(0).split()) > MAX_LABEL_WORDS:
+        return None
+    return INLINE + m.group(0)
+
+
+def _labels(lines: dict[int, list[str]], df: Counter[str], weights: list[int]) -> Counter[str]:
+    """How many prompts hold each label (:func:`_label`) on a line that is no anchor: a short
+    template's static text where its value follows on the same line (``USER QUERY: {request}``)."""
+    out: Counter[str] = Counter()
+    for u, ls in lines.items():
+        for label in {_label(line) for line in ls if not _is_anchor(line, df)} - {None}:
+            out[label] += weights[u]  # type: ignore[index]
+    return out
 
 
 def _anchored_text(signature: tuple[str, ...], texts: list[str]) -> str:
