@@ -82,7 +82,7 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
             families[k].append(k)
     for key, ks in weak.items():
         if len(ks) > 1 and _free_text([u for k in ks for u in groups[k].members], lines, df, state.weights):
-            families[key] = ks
+            families[("labels", key)] = ks
         else:
             for k in ks:
                 families[k].append(k)
@@ -94,7 +94,8 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
         members = [groups[k] for k in ks]
         parts = [p for g in members for p in (g.parts or [g])]
         texts = [SLOT.sub(r"{\1}", group_text(g, state)) for g in members]
-        text = _anchored_text(_common_signature(texts, df, forms, labels if key in weak else None), texts)
+        by_labels = isinstance(key, tuple) and key[0] == "labels"
+        text = _anchored_text(_common_signature(texts, df, forms, labels if by_labels else None), texts)
         out.append(Group(sorted(i for g in members for i in g.members), min(g.pattern for g in members), parts, None, text))
     return absorb_rare(merge_one_word(out, state), state)
 
@@ -416,7 +417,9 @@ def _is_anchor(line: str, df: Counter[str]) -> bool:
             and not bare.lstrip().startswith(("```", "~~~")))
 
 
-_MASKS = re.compile(r"<\*>|\{[a-z_]+\d*(?::[a-z]{6,})?\}")
+_SLOTS = re.compile(r"\{[a-z_]+\d*(?::[a-z]{6,})?\}")
+"""Slots and slot tokens (``{code}``, ``{code:abcdef}``)."""
+_MASKS = re.compile(r"<\*>|" + _SLOTS.pattern)
 
 
 def _signature(lines: list[str], df: Counter[str], labels: Counter[str] | None = None) -> tuple[str, ...]:
@@ -612,7 +615,6 @@ def _forms(line: str) -> list[tuple[str, str]]:
 
 
 _LETTER = re.compile(r"[A-Za-z]")
-_SLOTS = re.compile(r"\{[a-z_]+\d*(?::[a-z]{6,})?\}")
 _MASKED = re.compile(r"[^<>\s]*(?:<\*>[^<>\s]*)+")
 """A word that holds a mask and no other tag (``Windows-<*>-SP0``)."""
 MIN_MASKED_VALUES = 2
