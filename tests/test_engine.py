@@ -163,6 +163,21 @@ def test_sharded_prompt_miner_equals_mine_prompts() -> None:
     assert 3 <= len(whole.templates) <= 10 and any("{prefix}" in t for t in whole.templates.values())
 
 
+def test_sharded_prompt_miner_reads_slot_texts_as_one_run_does() -> None:
+    """A rare prompt joins its template by its logged text (the slot texts of every shard): sharded, too."""
+    sys.path.insert(0, str(Path(__file__).parent / "stages"))
+    from test_templates_anchors import _review_prompts
+
+    from logmine.stages.templates.prompts import PROMPT_CONFIG, mine_prompts
+
+    records = [{"prompt": p} for p in _review_prompts()]
+    whole = mine_prompts(records)
+    shards = [mine_prompt_shard((cut, PROMPT_CONFIG, True)) for cut in (records[:20], records[20:])]
+    merged = merge_prompt_shards(shards, PROMPT_CONFIG)
+    _same(merged, whole)
+    assert len(whole.templates) == 1
+
+
 def test_sharded_mining_on_ray_equals_local(ray_engine) -> None:
     lines = _log_lines(900, seed=11)
     cut = [lines[:300], lines[300:650], lines[650:]]

@@ -18,7 +18,7 @@ tables, so a nightly run mines only new partitions and re-clusters the stored un
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import polars as pl
@@ -70,13 +70,17 @@ def mine_shard(task: tuple[list[str], MineConfig]) -> tuple[pl.DataFrame, pl.Ser
     return shard_frames(miner.state)
 
 
-def merge_shards(shards: Sequence[tuple[pl.DataFrame, pl.Series]], config: MineConfig, regroup: Regroup | None = None) -> MineResult:
+def merge_shards(
+    shards: Sequence[tuple[pl.DataFrame, pl.Series]], config: MineConfig, regroup: Regroup | None = None,
+    slot_text: Callable[[str], str | None] | None = None,
+) -> MineResult:
     """The templates of all shards' lines (in shard order), from the shards' units.
 
     Units new in a later shard are added after the earlier shards' ones, in the order the
     shard first saw them: the unit order of one run over all lines, so even an order-dependent
-    ``regroup`` (the prompt miner's anchor merge) sees what it would have seen."""
-    state = MinerState()
+    ``regroup`` (the prompt miner's anchor merge) sees what it would have seen. ``slot_text``: the
+    prompts' slot texts, for the last consolidation as one run has them."""
+    state = MinerState(slot_text=slot_text)
     by_content: dict[tuple[tuple[str, ...], tuple[str, ...]], int] = {}
     offset = 0
     for units, line_units in shards:
@@ -122,10 +126,11 @@ def mine_prompt_shard(task: tuple[list[dict[str, Any]], MineConfig, bool]) -> di
 
 def merge_prompt_shards(shards: Sequence[dict[str, Any]], config: MineConfig) -> MineResult:
     """The prompt templates of all shards (same as one ``mine_prompts`` run over their records)."""
-    result = merge_shards([(s["units"], s["line_units"]) for s in shards], config, tp.merge_by_anchors)
     store = tp.SlotStore()
     for s in shards:
         store.texts.update(dict(s["slots"].iter_rows()))
+    result = merge_shards([(s["units"], s["line_units"]) for s in shards], config, tp.merge_by_anchors, store.texts.get)
+    result.state.slot_text = None
     rename = {tid: template_id(store.restore(text)) for tid, text in result.templates.items()}
     templates = {rename[tid]: store.restore(text) for tid, text in result.templates.items()}
     counts: dict[str, int] = {}

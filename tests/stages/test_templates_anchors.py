@@ -305,3 +305,29 @@ def test_labelled_lines_of_few_fixed_texts_stay_apart() -> None:
     tails = ["answer with yes or no only", "name the file that must change, and why", "write the commit message for this change"]
     result = mine_prompts({"prompt": f"USER QUERY: {tails[i % 3]}"} for i in range(60))
     assert len(set(result.assignments)) == 3
+
+
+REVIEW_PROMPT = ("You are given an issue and the review comments on its fix. Decide whether the comments were resolved.\n\n"
+                 "Issue description:\n{issue}\n\nReview comments:\n{comments}\n\n"
+                 "Answer with true or false on the first line, then explain the answer in two sentences.")
+
+
+def _review_prompts() -> list[str]:
+    """30 prompts whose issue is a sentence, and one whose issue opens with a line of code: read as code,
+    with the static line and the comments' list after it, that prompt's code slot took a static line."""
+    def comments(i: int) -> str:
+        items = (f'    "Minor: {REQUESTS[(i * 3 + j) % len(REQUESTS)].lower()} in `f{j}`."' for j in range(1 + i % 3))
+        return "[\n" + ",\n".join(items) + "\n]"
+
+    prompts = [REVIEW_PROMPT.format(issue=REQUESTS[(7 * i + 3) % len(REQUESTS)] + ".", comments=comments(i)) for i in range(30)]
+    return [*prompts, REVIEW_PROMPT.format(issue="result = parse(config)\nfails when the file is empty.", comments=comments(3))]
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_a_rare_prompt_whose_code_slot_took_static_lines_joins_its_template(workers: int) -> None:
+    """The rare prompt's skeleton has no ``Review comments:`` line (its code slot holds it), so no
+    template's pattern matches it; read as logged, the frequent template's does, and it joins it. The
+    skeletons made in a second process (``workers=1``) give the same."""
+    result = mine_prompts(({"prompt": p} for p in _review_prompts()), workers=workers)
+    assert len(set(result.assignments)) == 1
+    assert "Review comments:\n{code}" in result.templates[result.assignments[0]]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 
 from logmine.masking import WILDCARD
 from logmine.prompt_syntax import CHAT_TURN, MODEL_FORMAT, SENTINEL
@@ -265,6 +266,11 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
             continue  # a host stays
         flat = _flat(texts[k])
         host = next((b for b in order if b != k and b not in absorbed and structure[b] == structure[k] and _matches(patterns[b], flat, stray)), None)
+        if host is None and state.slot_text is not None and SLOT.search(texts[k]):
+            # a value read as code may have taken static lines into its slot: its text, as logged
+            wide = _expanded(texts[k], state.slot_text)
+            host = next((b for b in order if b != k and b not in absorbed and structure[b] == structure[k]
+                         and _matches([_expanded(p, state.slot_text) for p in _VARIABLE.split(texts[b])], wide, stray)), None)
         if host is not None and (weights[k] < MIN_ANCHOR_PROMPTS or weights[k] < RARE_SHARE * weights[host]):
             into[host].append(k)
             absorbed.add(k)
@@ -280,6 +286,12 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
             g = Group(sorted(i for m in members for i in m.members), g.pattern, parts, None, texts[k])
         out.append(g)
     return out
+
+
+def _expanded(text: str, slot_text: Callable[[str], str | None]) -> str:
+    """``text`` without whitespace, each slot token read as the text it stands for (its slot name
+    where that is not kept)."""
+    return _WS.sub("", SLOT.sub(lambda m: slot_text(m.group(2)) or "{%s}" % m.group(1), text))
 
 
 def is_pattern(text: str) -> bool:

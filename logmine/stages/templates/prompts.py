@@ -66,7 +66,7 @@ def mine_prompts(
             slots.texts = worker.texts()
         finally:
             worker.close()
-        return _restore(miner.result(), present, slots)
+        return _restore(_last(miner, slots), present, slots)
     for n, record in enumerate(records):
         prompt = record.get("prompt")
         present.append(isinstance(prompt, str))
@@ -74,8 +74,17 @@ def mine_prompts(
             miner.add(skeleton(prompt, record_values(record), slots))
         if progress is not None and n % 10_000 == 0:
             progress("templates mine", n, 0)
-    result = miner.result()
-    return _restore(result, present, slots)
+    return _restore(_last(miner, slots), present, slots)
+
+
+def _last(miner: TemplateMiner, slots: SlotStore | None) -> MineResult:
+    """The miner's result, its last consolidation reading slot tokens as their texts where a rare
+    template needs it (:attr:`~logmine.stages.templates.state.MinerState.slot_text`)."""
+    miner.state.slot_text = slots.texts.get if slots is not None else None
+    try:
+        return miner.result()
+    finally:
+        miner.state.slot_text = None
 
 
 def _restore(result: MineResult, present: list[bool], slots: SlotStore | None) -> MineResult:

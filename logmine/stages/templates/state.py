@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from logmine.stages.templates.cluster import Group, find_root
@@ -76,6 +76,10 @@ class MinerState:
     first_line: list[int] = field(default_factory=list)
     line_units: array = field(default_factory=lambda: array("q"))
     compactions: int = 0
+    slot_text: Callable[[str], str | None] | None = field(default=None, repr=False, compare=False)
+    """The text a slot token's id stands for (prompts), set for the last consolidation only: a rare
+    template whose code slot took static lines joins the template its logged text matches
+    (:func:`logmine.stages.templates.anchors.absorb_rare`). Every way of mining sets it there alike."""
 
     def add_unit(self, tokens: tuple[str, ...], seps: tuple[str, ...], first_line: int, weight: int = 0) -> int:
         self.tokens.append(tokens)
