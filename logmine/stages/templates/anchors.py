@@ -260,16 +260,25 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
     order = sorted(patterns, key=lambda k: (-static[k], -weights[k], texts[k]))
     into: dict[int, list[int]] = defaultdict(list)
     absorbed: set[int] = set()
+    logged: dict[int, list[str]] = {}
+
+    def logged_pieces(b: int, slot_text: Callable[[str], str | None]) -> list[str]:
+        """A host's static pieces with its slot tokens read as their texts, worked out once."""
+        if b not in logged:
+            logged[b] = [_expanded(p, slot_text) for p in _VARIABLE.split(texts[b])]
+        return logged[b]
+
     for k in sorted(range(len(groups)), key=lambda k: (weights[k], texts[k])):  # the rarest first
         if k in into:
             continue  # a host stays
         flat = _flat(texts[k])
         host = next((b for b in order if b != k and b not in absorbed and structure[b] == structure[k] and _matches(patterns[b], flat, stray)), None)
-        if host is None and state.slot_text is not None and SLOT.search(texts[k]):
+        slot_text = state.slot_text
+        if host is None and slot_text is not None and SLOT.search(texts[k]):
             # a value read as code may have taken static lines into its slot: its text, as logged
-            wide = _expanded(texts[k], state.slot_text)
+            wide = _expanded(texts[k], slot_text)
             host = next((b for b in order if b != k and b not in absorbed and structure[b] == structure[k]
-                         and _matches([_expanded(p, state.slot_text) for p in _VARIABLE.split(texts[b])], wide, stray)), None)
+                         and _matches(logged_pieces(b, slot_text), wide, stray)), None)
         if host is not None and (weights[k] < MIN_ANCHOR_PROMPTS or weights[k] < RARE_SHARE * weights[host]):
             into[host].append(k)
             absorbed.add(k)
@@ -382,8 +391,6 @@ def _anchor_lines(text: str) -> list[str]:
     return out
 
 
-
-
 def _common_signature(
     texts: list[str], df: Counter[str], forms: dict[tuple[str, str, str], str], labels: Counter[str] | None = None,
 ) -> tuple[str, ...]:
@@ -422,8 +429,6 @@ def _is_anchor(line: str, df: Counter[str]) -> bool:
     static = _MASKS.sub("", bare).strip()
     return (df[line] >= MIN_ANCHOR_PROMPTS and len(static) >= MIN_ANCHOR_CHARS and _LETTER.search(static) is not None
             and not bare.lstrip().startswith(("```", "~~~")))
-
-
 
 
 def _signature(lines: list[str], df: Counter[str], labels: Counter[str] | None = None) -> tuple[str, ...]:
