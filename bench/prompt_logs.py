@@ -92,6 +92,11 @@ PACKAGES = ["numpy", "pandas", "requests", "flask", "pygame", "fastapi", "pydant
 CONSOLE_ERRORS = ["NameError: name '{}' is not defined", "AttributeError: 'NoneType' object has no attribute '{}'",
                   "ModuleNotFoundError: No module named '{}'", "TypeError: {}() missing 1 required positional argument: 'value'",
                   "AssertionError: None != '{}'", "ImportError: cannot import name '{}'"]
+DISTROS = ["Ubuntu 24.04.1 LTS", "Debian GNU/Linux 12", "Fedora Linux 41", "Arch Linux", "macOS 15.1", "Windows 11 Pro"]  # aichat's
+OS_RELEASES = [("Ubuntu", "24.04"), ("Debian GNU/Linux", "12"), ("Fedora Linux", "41"), ("Arch Linux", "rolling"), ("macOS", "15.1"),
+               ("Windows", "10.0.22631")]  # gptme's ``os_info`` / ``os_version``
+SANDBOX_POLICIES = ["workspace-write", "read-only", "danger-full-access"]  # codex's sandbox modes
+TIMER_TRIGGERS = ["every 30 minutes", "every day at 09:00", "in 2 hours", "every Monday at 08:30", "at 17:00", "every 5 minutes"]
 MODEL_NAMES = [("claude-3-5-sonnet-latest", "Anthropic"), ("gpt-4o", "OpenAI"), ("gpt-4o-mini", "OpenAI"),
                ("gemini-1.5-pro-latest", "Google"), ("qwen2.5-coder:7b", "Ollama"), ("deepseek/deepseek-coder", "OpenRouter"),
                ("llama-3.1-70b-versatile", "Groq")]
@@ -204,7 +209,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         return "\n\n".join(f"+++++ {other_path(corpus)}\n{corpus.snippet(3, 12)}" for _ in range(rng.randint(1, 2)))
     if low == "snippet_line":
         return corpus.snippet(1, 1).strip()
-    if low in WORD_VALUES:  # placeholders of families C-G (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C-H (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -494,6 +499,26 @@ def _summary(corpus: CodeCorpus, rng: random.Random) -> str:
                     for _ in range(rng.randint(1, 4)))
 
 
+def _h_command(corpus: CodeCorpus, rng: random.Random) -> list[str]:
+    """A shell command an agent ran (fold H's sandboxed commands), as its argv."""
+    return rng.choice([["bash", "-lc", rng.choice(RUN_COMMANDS)], rng.choice(RUN_COMMANDS).split(),
+                       ["rm", "-rf", f"build/{corpus.rng.choice(corpus.files).stem}"], ["git", "push", "origin", "main"],
+                       ["curl", "-sSL", f"https://{rng.choice(OWNERS)}.example.com/install.sh"]])
+
+
+def _rollout(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A coding agent's session rendered as text: the user's turns, the agent's replies and a command it ran."""
+    lines = [f"user: {instruction(rng)}"]
+    for _ in range(rng.randint(1, 3)):
+        lines += [f"assistant: {_agent_reply(corpus, rng)}", f"exec: {' '.join(_h_command(corpus, rng))}", f"user: {instruction(rng)}"]
+    return "\n".join(lines)
+
+
+def _h_summary(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A summary of a conversation so far, as a bullet list."""
+    return "\n".join(f"- {instruction(rng).capitalize()}." for _ in range(rng.randint(2, 5)))
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -614,8 +639,44 @@ WORD_VALUES = {
     "task_prompt": _project_request,
     "lastmessage": lambda corpus, rng: instruction(rng),
     "firstmessage": _summary,
+    # family H
+    "__version__": lambda corpus, rng: f"0.{rng.randint(10, 28)}.{rng.randint(0, 6)}",
+    "about_user": lambda corpus, rng: rng.choice(["You are interacting with a human programmer.",
+                                                  f"I am a {rng.choice(['backend', 'data', 'frontend', 'ML'])} engineer who mostly writes Python."]),
+    "response_prefs": lambda corpus, rng: "No specific preferences set." if rng.random() < 0.5 else "\n".join(
+        f"- {instruction(rng).capitalize()}." for _ in range(rng.randint(1, 3))),
+    "project": lambda corpus, rng: corpus.rng.choice(corpus.files).stem,
+    "project_info": lambda corpus, rng: "No specific project context provided." if rng.random() < 0.5 else _repo_notes(corpus, rng),
+    "os_info": lambda corpus, rng: rng.choice(OS_RELEASES)[0],
+    "os_version": lambda corpus, rng: rng.choice(OS_RELEASES)[1],
+    "summary": _h_summary,
+    "sandbox_policy": lambda corpus, rng: rng.choice(SANDBOX_POLICIES),
+    "filesystem_roots": lambda corpus, rng: ", ".join(_home(corpus, rng) for _ in range(rng.randint(1, 2))),
+    "working_directory": lambda corpus, rng: _home(corpus, rng),
+    "command_argv": lambda corpus, rng: json.dumps(_h_command(corpus, rng)),
+    "command_joined": lambda corpus, rng: " ".join(_h_command(corpus, rng)),
+    "sandbox_failure_message": lambda corpus, rng: rng.choice(["Operation not permitted (os error 1)", "Permission denied (os error 13)",
+                                                               "network access is disabled", "command timed out after 10s"]),
+    "rollout_path": lambda corpus, rng: f"{_home(corpus, rng)}/.codex/sessions/2026/{rng.randint(1, 12):02d}/rollout-{rng.randint(10**6, 10**7)}.jsonl",
+    "rollout_cwd": lambda corpus, rng: _home(corpus, rng),
+    "rollout_contents": _rollout,
+    "tokens_used": lambda corpus, rng: str(rng.randint(1000, 90000)),
+    "token_budget": lambda corpus, rng: str(rng.choice([100000, 200000, 500000])),
+    "remaining_tokens": lambda corpus, rng: str(rng.randint(1000, 90000)),
+    "watchdog_report": lambda corpus, rng: _thoughts(corpus, rng),
+    "current_timer_id": lambda corpus, rng: f"timer-{rng.randint(1, 999)}",
+    "trigger": lambda corpus, rng: rng.choice(TIMER_TRIGGERS),
+    "delivery": lambda corpus, rng: rng.choice(["same-thread", "new-thread"]),
+    "directory": lambda corpus, rng: _home(corpus, rng),
+    "contents": _repo_notes,
+    "path": lambda corpus, rng: f"skills/{corpus.rng.choice(corpus.files).stem}/SKILL.md",
+    "cwd": lambda corpus, rng: _home(corpus, rng),
+    "shell_name": lambda corpus, rng: rng.choice(["bash", "zsh", "fish", "powershell"]),
+    "instruction": lambda corpus, rng: instruction(rng),
+    "__shell__": lambda corpus, rng: rng.choice(["bash", "zsh", "fish", "powershell", "cmd"]),
+    "__os_distro__": lambda corpus, rng: rng.choice(DISTROS),
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C, D, E, F and G's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C, D, E, F, G and H's templates."""
 
 
 def _js_placeholders(text: str) -> list[tuple[int, int, str]]:

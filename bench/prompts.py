@@ -21,8 +21,9 @@ Agentless, gp.nvim, llama-coder), a fifth family joins it: fold E, a development
 before). With ``--family-f PATH`` too (bench/prompt_families/prompt-templates-f.jsonl: Devika,
 moatless-tools, shell_gpt, bolt.new), a sixth family joins it: fold F, a development family since 2026-12-02 17:42 UTC
 (held out before). With ``--family-g PATH`` too (bench/prompt_families/prompt-templates-g.jsonl: MetaGPT, ChatDev, privy,
-smol-developer), a seventh family joins it: fold G, held out (scored out of sample; no rule is developed looking at its
-errors).
+smol-developer), a seventh family joins it: fold G, a development family, held out until 2026-12-02 20:20 UTC. With
+``--family-h PATH`` too (bench/prompt_families/prompt-templates-h.jsonl: gptme, openai/codex, gemini-cli, aichat), an eighth
+family joins it: fold H, held out (scored out of sample; no rule is developed looking at its errors).
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
 in one process (``LOGMINE_THREADS`` threads for the embeddings); wall time, the time the
@@ -36,6 +37,7 @@ Example:
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl --family-f bench/prompt_families/prompt-templates-f.jsonl
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl --family-f bench/prompt_families/prompt-templates-f.jsonl --family-g bench/prompt_families/prompt-templates-g.jsonl
+    python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl --family-f bench/prompt_families/prompt-templates-f.jsonl --family-g bench/prompt_families/prompt-templates-g.jsonl --family-h bench/prompt_families/prompt-templates-h.jsonl
     python bench/prompts.py --scale 1000000 --workers 1 --json out/bench/prompts-scale.json
 """
 
@@ -79,10 +81,10 @@ Tabby's, its model registry's and Cody's (31). From issue 15 on, rules are devel
 fold A's prompts only (in sample); fold B is scored, never looked into (out of sample). Rules
 before issue 15 were developed on all 74."""
 DEV_FOLD = "A"
-HELD_OUT = ("B", "G")
-"""Folds scored out of sample in the mixed log: B, and the held-out family G of ``--family-g``. Folds D
-(``--family-d``), E (``--family-e``) and F (``--family-f``) were held out until 2026-12-02 (05:18, 10:25 and
-17:42 UTC) and are development families since (sample ``in``)."""
+HELD_OUT = ("B", "H")
+"""Folds scored out of sample in the mixed log: B, and the held-out family H of ``--family-h``. Folds D
+(``--family-d``), E (``--family-e``), F (``--family-f``) and G (``--family-g``) were held out until 2026-12-02 (05:18,
+10:25, 17:42 and 20:20 UTC) and are development families since (sample ``in``)."""
 
 
 def fold_rows(rows: list[dict[str, Any]], fold: str | None) -> list[dict[str, Any]]:
@@ -165,7 +167,7 @@ def _ingest_and_mine(
 def mixed_accuracy(
     templates: Path, family_c: Path, per_template: int, seed: int, embeddings: bool, model: str | None,
     requests: str = "fixed", shape: str = "records", family_d: Path | None = None, family_e: Path | None = None,
-    family_f: Path | None = None, family_g: Path | None = None,
+    family_f: Path | None = None, family_g: Path | None = None, family_h: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Folds A and B of ``templates`` and the templates of ``family_c`` (fold C, a development family of
     other assistants) rendered as in :func:`accuracy` (each fold with the same seed as alone), mixed in one
@@ -175,7 +177,8 @@ def mixed_accuracy(
     family of yet other assistants, held out until 2026-12-02) are a fourth fold of the same log; with
     ``family_e`` too, its templates (fold E, a development family, held out until 2026-12-02) a fifth; with ``family_f``
     too, its templates (fold F, a development family, held out until 2026-12-02 17:42 UTC) a sixth; with ``family_g``
-    too, its templates (fold G, the held-out family) a seventh, scored out of sample."""
+    too, its templates (fold G, a development family, held out until 2026-12-02 20:20 UTC) a seventh; with ``family_h``
+    too, its templates (fold H, the held-out family) an eighth, scored out of sample."""
     rows = load_templates(templates)
     parts = {"A": fold_rows(rows, "A"), "B": fold_rows(rows, "B"), "C": load_templates(family_c)}
     if family_d is not None:
@@ -186,6 +189,8 @@ def mixed_accuracy(
         parts["F"] = load_templates(family_f)
     if family_g is not None:
         parts["G"] = load_templates(family_g)
+    if family_h is not None:
+        parts["H"] = load_templates(family_h)
     made: list[tuple[Record, Any]] = []
     folds: list[str] = []
     for name, fold_templates in parts.items():
@@ -236,9 +241,12 @@ def folds_table(results: list[dict[str, Any]]) -> str:
     """One line per fold and shape: GA and template counts against the truth, in and out of sample."""
     mixed = any(r.get("mixed") for r in results)
     folds = {r["fold"] for r in results}
-    if "G" in folds:
+    if "H" in folds:
         family = ("; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e; F: the family of "
-                  "--family-f; G: the family of --family-g, held out), all seven")
+                  "--family-f; G: the family of --family-g; H: the family of --family-h, held out), all eight")
+    elif "G" in folds:
+        family = ("; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e; F: the family of "
+                  "--family-f; G: the family of --family-g), all seven")
     elif "F" in folds:
         family = ("; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e; F: the family of "
                   "--family-f), all six")
@@ -248,7 +256,7 @@ def folds_table(results: list[dict[str, Any]]) -> str:
         family = "; C: the family of --family-c; D: the family of --family-d), all four"
     else:
         family = "; C: the family of --family-c), all three"
-    dev = [DEV_FOLD] + [f for f in ("C", "D", "E", "F") if mixed and f in folds and f not in HELD_OUT]
+    dev = [DEV_FOLD] + [f for f in ("C", "D", "E", "F", "G") if mixed and f in folds and f not in HELD_OUT]
     developed = ", ".join(dev[:-1]) + " and " + dev[-1] if len(dev) > 1 else dev[0]
     lines = [
         f"Folds by source assistant (A: {', '.join(FOLDS['A'])}; B: {', '.join(FOLDS['B'])}"
@@ -386,8 +394,11 @@ def main() -> None:
                         help="with --folds, --family-c, --family-d and --family-e: a sixth family (fold F, a development "
                              "family since 2026-12-02 17:42 UTC, in sample; e.g. bench/prompt_families/prompt-templates-f.jsonl) mined in the same log")
     parser.add_argument("--family-g", type=Path,
-                        help="with --folds, --family-c, --family-d, --family-e and --family-f: a seventh family (fold G, held out: "
-                             "scored out of sample; e.g. bench/prompt_families/prompt-templates-g.jsonl) mined in the same log")
+                        help="with --folds, --family-c, --family-d, --family-e and --family-f: a seventh family (fold G, a development "
+                             "family since 2026-12-02 20:20 UTC, in sample; e.g. bench/prompt_families/prompt-templates-g.jsonl) mined in the same log")
+    parser.add_argument("--family-h", type=Path,
+                        help="with --folds, --family-c, --family-d, --family-e, --family-f and --family-g: an eighth family (fold H, held "
+                             "out: scored out of sample; e.g. bench/prompt_families/prompt-templates-h.jsonl) mined in the same log")
     parser.add_argument("--shape", choices=("records", "chat", "both"), default="records",
                         help="records carrying their values (native + Continue dev data), or a Continue chat log of joined "
                              "templates with word values (bench/prompt_chats.py)")
@@ -418,10 +429,12 @@ def main() -> None:
         parser.error(f"--family-f {args.family_f}: needs --folds, --family-c, --family-d, --family-e and an existing file")
     if args.family_g is not None and not (args.family_f is not None and args.family_g.is_file()):
         parser.error(f"--family-g {args.family_g}: needs --folds, --family-c, --family-d, --family-e, --family-f and an existing file")
+    if args.family_h is not None and not (args.family_g is not None and args.family_h.is_file()):
+        parser.error(f"--family-h {args.family_h}: needs --folds, --family-c, --family-d, --family-e, --family-f, --family-g and an existing file")
     if not args.no_accuracy and args.folds and args.family_c is not None:
         report["folds"] = [r for shape in shapes for r in mixed_accuracy(
             args.templates, args.family_c, args.per_template, args.seed, embeddings, args.embedding_model, args.requests, shape,
-            args.family_d, args.family_e, args.family_f, args.family_g)]
+            args.family_d, args.family_e, args.family_f, args.family_g, args.family_h)]
         print(folds_table(report["folds"]))
     elif not args.no_accuracy and args.folds:
         report["folds"] = [accuracy(args.templates, args.per_template, args.seed, embeddings, args.embedding_model, args.requests,
