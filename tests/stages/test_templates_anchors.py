@@ -331,3 +331,17 @@ def test_a_rare_prompt_whose_code_slot_took_static_lines_joins_its_template(work
     result = mine_prompts(({"prompt": p} for p in _review_prompts()), workers=workers)
     assert len(set(result.assignments)) == 1
     assert "Review comments:\n{code}" in result.templates[result.assignments[0]]
+
+
+def test_two_variable_lines_side_by_side_each_frame_the_other() -> None:
+    """``Modality: "image".`` after a free-text task and before ``Programming Language: "Ruby"`` (ChatDev's
+    phase prompts): neither neighbour is the same in every prompt, so no two lines frame the word; the
+    static line on one side does, and both lines are read with their variable word."""
+    modalities = ["application", "website", "dashboard", "document", "image", "excel"]
+    languages = ["Python", "Ruby", "Swift", "Go", "Rust", "Java"]
+    head, tail = "According to the new user's task and our software designs:", "Think step by step and answer."
+    lines = [[head, f'Task: "request number {i} of the user".', f'Modality: "{modalities[i % 6]}".',
+              f'Programming Language: "{languages[(i // 6) % 6]}"', tail] for i in range(180)]
+    forms = _variable_lines(lines)
+    assert {f for (_, line, _), f in forms.items() if line.startswith("Modality")} == {'Modality: <*>".'}
+    assert {f for (_, line, _), f in forms.items() if line.startswith("Programming")} == {'Programming Language: <*>"'}

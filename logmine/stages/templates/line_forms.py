@@ -48,9 +48,9 @@ def _variable_lines(all_lines: object) -> dict[tuple[str, str, str], str]:
     frame the line with ``MIN_LINE_VALUES`` or more words at that place, and that form is held by
     ``FORM_SHARE`` of the prompts they frame (a variable, however few prompts hold each value: a long
     system prompt split by its values has few prompts per template, and its line with a rare value
-    is no anchor). A word that holds a mask (``Windows-<*>-SP0``: masking found a value in it) is a variable
-    with ``MIN_MASKED_VALUES`` values, and framed by one static line alone too, where the line on its other
-    side is a value (``User's last message: ...``). Lines that open a chat's turn (a user's request) and
+    is no anchor). A word may also be framed by one static line alone, where the line on its other side is a
+    value (``User's last message: ...``). A word that holds a mask (``Windows-<*>-SP0``: masking found a value
+    in it) is a variable with ``MIN_MASKED_VALUES`` values. Lines that open a chat's turn (a user's request) and
     sentinel pieces are not read so; a frame needs a static line."""
     triples: Counter[tuple[str, str, str]] = Counter()
     for ls in all_lines:  # type: ignore[attr-defined]
@@ -77,7 +77,7 @@ def _variable_lines(all_lines: object) -> dict[tuple[str, str, str], str]:
     for (prev, line, nxt), forms in found:
         for form, _ in forms:
             keys = [((before, form, after), (before, after)) for before, after in _frames(prev, nxt)]
-            if any(_variable(values[key], held[key], framed[frame], None in frame) for key, frame in keys):
+            if any(_variable(values[key], held[key], framed[frame]) for key, frame in keys):
                 out[(prev, line, nxt)] = form
                 break
     return out
@@ -89,13 +89,14 @@ def _frames(prev: str, nxt: str) -> list[tuple[str | None, str | None]]:
     return [(prev, nxt)] + ([(prev, None)] if _static(prev) else []) + ([(None, nxt)] if _static(nxt) else [])
 
 
-def _variable(values: set[str], held: int, framed: int, one_sided: bool = False) -> bool:
+def _variable(values: set[str], held: int, framed: int) -> bool:
     """Whether a word's place is a variable: enough values, in a form held by ``FORM_SHARE`` of the lines
-    framed so. Framed by one line alone, only a masked word's place is (plain words so framed merged
-    templates of the held-out fold G: GA 0.689 -> 0.644 at seed 0)."""
+    framed so, by two lines or by one static line alone (``Modality: "image".`` between a task and
+    ``Programming Language: "Ruby"``, both values: each variable line frames the other with a value).
+    Plain words framed by one line were held back in the eighth round, when they lowered the then
+    held-out fold G; with that round's rules in place they raise G and the held-out H (docs/benchmarks.md,
+    ninth round)."""
     masked = all(WILDCARD in v for v in values)
-    if one_sided and not masked:
-        return False
     least = MIN_MASKED_VALUES if masked else MIN_LINE_VALUES
     return len(values) >= least and held >= FORM_SHARE * framed
 
