@@ -149,7 +149,10 @@ def test_a_region_that_ends_a_chat_is_a_request_only_when_it_is_words() -> None:
             (*head, *["word"] * (MAX_REQUEST_WORDS + 1)), (*head, "<|im_end|>"), (*head, "Hi", "user:", "Fix")]
     assert last_turns_request([0, 1], pats, head)
     assert not any(last_turns_request([0, k], pats, head) for k in (2, 3, 4, 5))
-    assert not last_turns_request([0, 1], [p[4:] for p in pats], head[4:])  # no turn label: no chat's turn ends there
+    one_text = [p[4:] for p in pats]  # prompts of one text, no turn label: the prompt's start is the turn's
+    assert last_turns_request([0, 1], one_text, head[4:])
+    assert not last_turns_request([0, 1], one_text, ("Fix", "the", "loop", "in", "the", "parser")[: LABEL_WORDS + 1])
+    assert not last_turns_request([0, 5], one_text, head[4:])  # a member with a turn label is a chat: its last turn decides
 
 
 def test_the_label_before_a_chats_last_words_is_proposed_from_each_pattern() -> None:
@@ -160,8 +163,27 @@ def test_the_label_before_a_chats_last_words_is_proposed_from_each_pattern() -> 
     heads = {h for h, t in last_turn_heads([p]) if t == ()}
     assert p[:6] in heads and p[:7] in heads and p[:5] not in heads
     assert all(len(h) <= 5 + LABEL_WORDS for h in heads)
-    assert last_turn_heads([("Fix", "the", "loop")]) == set()  # no turn: no chat's last turn
+    assert last_turn_heads([("Fix", "the", "loop")]) == {(("Fix",), ()), (("Fix", "the"), ())}  # one text: one turn
     assert {h for h, _ in last_turn_heads([("user:", "Fix", "<*>", "now")])} == {("user:", "Fix")}  # a label stops at a wildcard
+def test_the_users_words_after_a_short_label_that_opens_a_prompt_are_one_variable() -> None:
+    """A prompt of one text, no chat turns: a label of a few words and the user's request to its end
+    (smol-developer's ``I want a: {prompt}``). The prompt's start is the turn's start, as a chat's
+    last turn label is: its requests, sentences of words from a small vocabulary that share
+    phrases (``with type hints``), were templates of their own by their length and words."""
+    rng = random.Random(11)
+    stacks = ["in Python", "in Rust", "with Django", "with FastAPI and SQLite", "in Go", "in React with Vite"]
+    apps = ["todo app", "snake game", "chat server", "URL shortener", "Discord bot", "weather dashboard", "markdown blog"]
+    tails = ["", " that works offline", " with dark mode", " and deploy it", " with a README"]
+
+    def app() -> str:
+        return f"{rng.choice(VERBS)} a {rng.choice(apps)} {rng.choice(stacks)}{rng.choice(tails)}{rng.choice(['', '.'])}"
+
+    prompts = [f" I want a: {app()} " for _ in range(30)] + [f" the app prompt is: {app()} " for _ in range(30)]
+    rng.shuffle(prompts)
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert sorted(result.templates.values()) == [" I want a: <*> ", " the app prompt is: <*> "]
+
+
 def test_a_line_of_one_variable_word_in_a_long_system_prompt_is_one_template() -> None:
     """A system prompt's line ``Always reply to the user in {language}.`` with languages of skewed
     frequency: the frequent ones' lines are anchors, the rare ones' are not, so by their anchors the

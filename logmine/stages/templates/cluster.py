@@ -336,7 +336,9 @@ def _merge_gaps(
                 _join(parent, short)
             elif (
                 head and (tail or (params.chat_turns and last_turns_request(framed, pats, head)))
-                and _context_chars((head, tail), wildcards, common) >= params.min_context_chars
+                and (_context_chars((head, tail), wildcards, common) >= params.min_context_chars
+                     # a label of a few short words before the request that ends a prompt (``I want a:``)
+                     or not tail and _context((head, tail), wildcards, common) >= params.min_context_tokens)
                 and _variable_region(framed, pats, lines, head, tail, params, wildcards, unique=True)
             ):
                 _join(parent, framed)

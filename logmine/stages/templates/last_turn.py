@@ -28,9 +28,8 @@ def last_turn_heads(pats: list[tuple[str, ...]]) -> set[tuple[tuple[str, ...], t
     most with ``user:``), so they are also proposed from each pattern itself."""
     out = set()
     for p in pats:
-        last = max((i for i, tok in enumerate(p) if tok in TURN_LABELS), default=None)
-        if last is None:
-            continue
+        # a prompt of one text (no turn labels) is one turn: its start is the label's place
+        last = max((i for i, tok in enumerate(p) if tok in TURN_LABELS), default=-1)
         for j in range(last + 2, min(last + 2 + LABEL_WORDS, len(p))):
             if WILDCARD in p[j - 1] or NAMED.search(p[j - 1]):
                 break
@@ -42,8 +41,9 @@ def last_turns_request(members: list[int], pats: list[tuple[str, ...]], head: tu
     """Whether the regions after ``head`` to the end of the prompt are a user's request: inside the
     chat's last turn (its label in ``head``: the turn's end frames the region as the label before it
     does, ``user: USER QUERY: <*>``), a sentence or so of words each, no slot or sentinel among them."""
-    if not any(tok in TURN_LABELS for tok in head):
-        return False
+    if not any(tok in TURN_LABELS for tok in head) and (
+            len(head) > LABEL_WORDS or any(tok in TURN_LABELS for k in members for tok in pats[k])):
+        return False  # a prompt of one text: a label of a few words opens it, the user's words end it
     for k in members:
         middle = pats[k][len(head) :]
         if len(middle) > MAX_REQUEST_WORDS or any(NAMED.search(tok) or TEMPLATE_BOUNDARY.search(tok) or tok in TURN_LABELS for tok in middle):
