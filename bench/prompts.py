@@ -12,18 +12,11 @@ chats join a system prompt, attached files and the user's turn, with placeholder
 words (bench/prompt_chats.py); ``both``. Folds (``--folds``): the templates split by source
 assistant (``FOLDS``: A Continue, B Tabby + Cody), each fold rendered, ingested and mined on its
 own; rules are developed on fold A (in sample) and scored on fold B too (out of sample). With
-``--family-c PATH`` (bench/prompt_families/prompt-templates-c.jsonl: aider, Cline, twinny), folds A, B
-and that family (fold C, in sample) are mixed in one log, mined together and scored apart. With
-``--family-d PATH`` too (bench/prompt_families/prompt-templates-d.jsonl: Void, SWE-agent, mentat,
-CodeCompanion), a fourth family joins the same log: fold D, a development family since 2026-12-02 (held
-out before). With ``--family-e PATH`` too (bench/prompt_families/prompt-templates-e.jsonl: OpenHands,
-Agentless, gp.nvim, llama-coder), a fifth family joins it: fold E, a development family since 2026-12-02 10:25 UTC (held out
-before). With ``--family-f PATH`` too (bench/prompt_families/prompt-templates-f.jsonl: Devika,
-moatless-tools, shell_gpt, bolt.new), a sixth family joins it: fold F, a development family since 2026-12-02 17:42 UTC
-(held out before). With ``--family-g PATH`` too (bench/prompt_families/prompt-templates-g.jsonl: MetaGPT, ChatDev, privy,
-smol-developer), a seventh family joins it: fold G, a development family, held out until 2026-12-02 20:20 UTC. With
-``--family-h PATH`` too (bench/prompt_families/prompt-templates-h.jsonl: gptme, openai/codex, gemini-cli, aichat), an eighth
-family joins it: fold H, held out (scored out of sample; no rule is developed looking at its errors).
+``--family-c PATH`` (bench/prompt_families/prompt-templates-c.jsonl), and then each of ``--family-d`` to
+``--family-h`` in turn (each needs the ones before it), folds A, B and those families of other assistants
+(folds C to H, ``FAMILIES``: their assistants and since when each is a development family) are mixed in one
+log, mined together and scored apart; every family is in sample but those of ``HELD_OUT`` (H: scored out of
+sample, no rule developed looking at its errors).
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
 in one process (``LOGMINE_THREADS`` threads for the embeddings); wall time, the time the
@@ -34,9 +27,6 @@ Example:
     python bench/prompts.py --folds --shape both --per-template 30
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --shape chat --per-template 30
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl
-    python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl
-    python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl --family-f bench/prompt_families/prompt-templates-f.jsonl
-    python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl --family-f bench/prompt_families/prompt-templates-f.jsonl --family-g bench/prompt_families/prompt-templates-g.jsonl
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl --family-f bench/prompt_families/prompt-templates-f.jsonl --family-g bench/prompt_families/prompt-templates-g.jsonl --family-h bench/prompt_families/prompt-templates-h.jsonl
     python bench/prompts.py --scale 1000000 --workers 1 --json out/bench/prompts-scale.json
 """
@@ -54,6 +44,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,9 +73,65 @@ fold A's prompts only (in sample); fold B is scored, never looked into (out of s
 before issue 15 were developed on all 74."""
 DEV_FOLD = "A"
 HELD_OUT = ("B", "H")
-"""Folds scored out of sample in the mixed log: B, and the held-out family H of ``--family-h``. Folds D
-(``--family-d``), E (``--family-e``), F (``--family-f``) and G (``--family-g``) were held out until 2026-12-02 (05:18,
-10:25, 17:42 and 20:20 UTC) and are development families since (sample ``in``)."""
+"""Folds scored out of sample in the mixed log: B, and the held-out family H of ``--family-h``; every other
+fold is in sample (``FAMILIES`` says since when D to G are development families)."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family of templates of other assistants, a fold of the mixed log (``--family-<letter> PATH``)."""
+
+    ordinal: str
+    """Its place among the folds: ``third`` for C (after A and B)."""
+    cardinal: str
+    """The number of folds once it joins: ``three`` for C."""
+    assistants: tuple[str, ...]
+    """The assistants whose templates it holds."""
+    development_since: str | None = None
+    """When it stopped being held out and became a development family; None if never held out (or still held out,
+    ``HELD_OUT``)."""
+
+
+FAMILIES = {
+    "C": Family("third", "three", ("aider", "Cline", "twinny")),
+    "D": Family("fourth", "four", ("Void", "SWE-agent", "mentat", "CodeCompanion"), "2026-12-02 05:18 UTC"),
+    "E": Family("fifth", "five", ("OpenHands", "Agentless", "gp.nvim", "llama-coder"), "2026-12-02 10:25 UTC"),
+    "F": Family("sixth", "six", ("Devika", "moatless-tools", "shell_gpt", "bolt.new"), "2026-12-02 17:42 UTC"),
+    "G": Family("seventh", "seven", ("MetaGPT", "ChatDev", "privy", "smol-developer"), "2026-12-02 20:20 UTC"),
+    "H": Family("eighth", "eight", ("gptme", "openai/codex", "gemini-cli", "aichat")),
+}
+"""The families of ``--family-c`` to ``--family-h`` (bench/prompt_families/prompt-templates-<letter>.jsonl), in
+letter order: each joins the mixed log after the ones before it."""
+
+
+def _and(words: list[str]) -> str:
+    """``a, b and c``."""
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
+
+
+def _option(letter: str) -> str:
+    """The option of a family: ``--family-c`` for C."""
+    return f"--family-{letter.lower()}"
+
+
+def _needs(letter: str) -> list[str]:
+    """What a family's option needs: ``--folds`` and the options of the families before it."""
+    return ["--folds"] + [_option(f) for f in FAMILIES if f < letter]
+
+
+def _family_help(letter: str) -> str:
+    """The ``--help`` text of a family's option."""
+    family = FAMILIES[letter]
+    if letter in HELD_OUT:
+        sample = "held out: scored out of sample"
+    elif family.development_since:
+        sample = f"a development family since {family.development_since}, in sample"
+    else:
+        sample = "a development family, in sample"
+    article = "an" if family.ordinal[0] in "aeiou" else "a"
+    return (f"with {_and(_needs(letter))}: {article} {family.ordinal} family of templates ({', '.join(family.assistants)}; fold {letter}, "
+            f"{sample}; e.g. bench/prompt_families/prompt-templates-{letter.lower()}.jsonl) mined in one log with folds "
+            f"{_and(['A', 'B'] + [f for f in FAMILIES if f < letter])}, each fold scored on its own records")
 
 
 def fold_rows(rows: list[dict[str, Any]], fold: str | None) -> list[dict[str, Any]]:
@@ -165,32 +212,17 @@ def _ingest_and_mine(
 
 
 def mixed_accuracy(
-    templates: Path, family_c: Path, per_template: int, seed: int, embeddings: bool, model: str | None,
-    requests: str = "fixed", shape: str = "records", family_d: Path | None = None, family_e: Path | None = None,
-    family_f: Path | None = None, family_g: Path | None = None, family_h: Path | None = None,
+    templates: Path, families: dict[str, Path], per_template: int, seed: int, embeddings: bool, model: str | None,
+    requests: str = "fixed", shape: str = "records",
 ) -> list[dict[str, Any]]:
-    """Folds A and B of ``templates`` and the templates of ``family_c`` (fold C, a development family of
-    other assistants) rendered as in :func:`accuracy` (each fold with the same seed as alone), mixed in one
-    seeded order into one log, ingested and mined together; scored apart: for each fold, GA over its
-    records (each judged in the whole parse), the distinct mined templates and families its records
-    fall into, against its distinct true templates. With ``family_d``, its templates (fold D, a development
-    family of yet other assistants, held out until 2026-12-02) are a fourth fold of the same log; with
-    ``family_e`` too, its templates (fold E, a development family, held out until 2026-12-02) a fifth; with ``family_f``
-    too, its templates (fold F, a development family, held out until 2026-12-02 17:42 UTC) a sixth; with ``family_g``
-    too, its templates (fold G, a development family, held out until 2026-12-02 20:20 UTC) a seventh; with ``family_h``
-    too, its templates (fold H, the held-out family) an eighth, scored out of sample."""
+    """Folds A and B of ``templates`` and the templates of ``families`` (fold letter -> file, ``FAMILIES``; folds C,
+    D, ... in letter order, families of other assistants) rendered as in :func:`accuracy` (each fold with the same seed
+    as alone), mixed in one seeded order into one log, ingested and mined together; scored apart: for each fold, GA
+    over its records (each judged in the whole parse), the distinct mined templates and families its records fall into,
+    against its distinct true templates. The folds of ``HELD_OUT`` are scored out of sample, the others in sample."""
     rows = load_templates(templates)
-    parts = {"A": fold_rows(rows, "A"), "B": fold_rows(rows, "B"), "C": load_templates(family_c)}
-    if family_d is not None:
-        parts["D"] = load_templates(family_d)
-    if family_e is not None:
-        parts["E"] = load_templates(family_e)
-    if family_f is not None:
-        parts["F"] = load_templates(family_f)
-    if family_g is not None:
-        parts["G"] = load_templates(family_g)
-    if family_h is not None:
-        parts["H"] = load_templates(family_h)
+    parts = {"A": fold_rows(rows, "A"), "B": fold_rows(rows, "B")}
+    parts.update((letter, load_templates(families[letter])) for letter in sorted(families))
     made: list[tuple[Record, Any]] = []
     folds: list[str] = []
     for name, fold_templates in parts.items():
@@ -241,27 +273,14 @@ def folds_table(results: list[dict[str, Any]]) -> str:
     """One line per fold and shape: GA and template counts against the truth, in and out of sample."""
     mixed = any(r.get("mixed") for r in results)
     folds = {r["fold"] for r in results}
-    if "H" in folds:
-        family = ("; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e; F: the family of "
-                  "--family-f; G: the family of --family-g; H: the family of --family-h, held out), all eight")
-    elif "G" in folds:
-        family = ("; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e; F: the family of "
-                  "--family-f; G: the family of --family-g), all seven")
-    elif "F" in folds:
-        family = ("; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e; F: the family of "
-                  "--family-f), all six")
-    elif "E" in folds:
-        family = "; C: the family of --family-c; D: the family of --family-d; E: the family of --family-e), all five"
-    elif "D" in folds:
-        family = "; C: the family of --family-c; D: the family of --family-d), all four"
-    else:
-        family = "; C: the family of --family-c), all three"
-    dev = [DEV_FOLD] + [f for f in ("C", "D", "E", "F", "G") if mixed and f in folds and f not in HELD_OUT]
-    developed = ", ".join(dev[:-1]) + " and " + dev[-1] if len(dev) > 1 else dev[0]
+    given = [f for f in FAMILIES if f in folds]
+    family = ("".join(f"; {f}: the family of {_option(f)}" + (", held out" if f in HELD_OUT else "") for f in given)
+              + f"), all {FAMILIES[given[-1]].cardinal}" if given else ")")
+    dev = [DEV_FOLD] + [f for f in FAMILIES if mixed and f in folds and f not in HELD_OUT]
     lines = [
         f"Folds by source assistant (A: {', '.join(FOLDS['A'])}; B: {', '.join(FOLDS['B'])}"
         + (family + " mined together in one log, each scored on its own records" if mixed else ")")
-        + f"; rules developed on fold {developed}.", "",
+        + f"; rules developed on fold {_and(dev)}.", "",
         "| shape | fold | sample | truth | mined templates (vs truth) | GA | families (vs truth) | GA after merging |",
         "|---|---|---|---:|---:|---:|---:|---:|",
     ]
@@ -380,25 +399,8 @@ def main() -> None:
                         help="users' requests from fixed word lists, or half of them about names in the code")
     parser.add_argument("--folds", action="store_true",
                         help="score each fold of the split by source assistant (FOLDS) on its own, in and out of sample")
-    parser.add_argument("--family-c", type=Path,
-                        help="with --folds: a third family of templates (fold C, in sample; e.g. "
-                             "bench/prompt_families/prompt-templates-c.jsonl) mined together with folds A and B, "
-                             "each fold scored on its own records")
-    parser.add_argument("--family-d", type=Path,
-                        help="with --folds and --family-c: a fourth family (fold D, a development family, in sample; "
-                             "e.g. bench/prompt_families/prompt-templates-d.jsonl) mined in the same log")
-    parser.add_argument("--family-e", type=Path,
-                        help="with --folds, --family-c and --family-d: a fifth family (fold E, a development family "
-                             "since 2026-12-02, in sample; e.g. bench/prompt_families/prompt-templates-e.jsonl) mined in the same log")
-    parser.add_argument("--family-f", type=Path,
-                        help="with --folds, --family-c, --family-d and --family-e: a sixth family (fold F, a development "
-                             "family since 2026-12-02 17:42 UTC, in sample; e.g. bench/prompt_families/prompt-templates-f.jsonl) mined in the same log")
-    parser.add_argument("--family-g", type=Path,
-                        help="with --folds, --family-c, --family-d, --family-e and --family-f: a seventh family (fold G, a development "
-                             "family since 2026-12-02 20:20 UTC, in sample; e.g. bench/prompt_families/prompt-templates-g.jsonl) mined in the same log")
-    parser.add_argument("--family-h", type=Path,
-                        help="with --folds, --family-c, --family-d, --family-e, --family-f and --family-g: an eighth family (fold H, held "
-                             "out: scored out of sample; e.g. bench/prompt_families/prompt-templates-h.jsonl) mined in the same log")
+    for letter in FAMILIES:
+        parser.add_argument(_option(letter), type=Path, help=_family_help(letter))
     parser.add_argument("--shape", choices=("records", "chat", "both"), default="records",
                         help="records carrying their values (native + Continue dev data), or a Continue chat log of joined "
                              "templates with word values (bench/prompt_chats.py)")
@@ -419,22 +421,17 @@ def main() -> None:
             report[f"accuracy_{shape}" if shape != "records" else "accuracy"] = r = accuracy(
                 args.templates, args.per_template, args.seed, embeddings, args.embedding_model, args.requests, shape=shape)
             print(accuracy_table(r))
-    if args.family_c is not None and not (args.folds and args.family_c.is_file()):
-        parser.error(f"--family-c {args.family_c}: needs --folds and an existing file")
-    if args.family_d is not None and not (args.family_c is not None and args.family_d.is_file()):
-        parser.error(f"--family-d {args.family_d}: needs --folds, --family-c and an existing file")
-    if args.family_e is not None and not (args.family_d is not None and args.family_e.is_file()):
-        parser.error(f"--family-e {args.family_e}: needs --folds, --family-c, --family-d and an existing file")
-    if args.family_f is not None and not (args.family_e is not None and args.family_f.is_file()):
-        parser.error(f"--family-f {args.family_f}: needs --folds, --family-c, --family-d, --family-e and an existing file")
-    if args.family_g is not None and not (args.family_f is not None and args.family_g.is_file()):
-        parser.error(f"--family-g {args.family_g}: needs --folds, --family-c, --family-d, --family-e, --family-f and an existing file")
-    if args.family_h is not None and not (args.family_g is not None and args.family_h.is_file()):
-        parser.error(f"--family-h {args.family_h}: needs --folds, --family-c, --family-d, --family-e, --family-f, --family-g and an existing file")
-    if not args.no_accuracy and args.folds and args.family_c is not None:
+    families: dict[str, Path] = {}
+    for letter in FAMILIES:
+        path = getattr(args, f"family_{letter.lower()}")
+        if path is None:
+            continue
+        if not (args.folds and all(f in families for f in FAMILIES if f < letter) and path.is_file()):
+            parser.error(f"{_option(letter)} {path}: needs {_and(_needs(letter) + ['an existing file'])}")
+        families[letter] = path
+    if not args.no_accuracy and args.folds and families:
         report["folds"] = [r for shape in shapes for r in mixed_accuracy(
-            args.templates, args.family_c, args.per_template, args.seed, embeddings, args.embedding_model, args.requests, shape,
-            args.family_d, args.family_e, args.family_f, args.family_g, args.family_h)]
+            args.templates, families, args.per_template, args.seed, embeddings, args.embedding_model, args.requests, shape)]
         print(folds_table(report["folds"]))
     elif not args.no_accuracy and args.folds:
         report["folds"] = [accuracy(args.templates, args.per_template, args.seed, embeddings, args.embedding_model, args.requests,
