@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from logmine.stages.templates.anchors import GAP, _anchored_text, _flat, _literal_pieces, _matches, _variable_lines, host_pieces, is_pattern
@@ -345,3 +347,27 @@ def test_two_variable_lines_side_by_side_each_frame_the_other() -> None:
     forms = _variable_lines(lines)
     assert {f for (_, line, _), f in forms.items() if line.startswith("Modality")} == {'Modality: <*>".'}
     assert {f for (_, line, _), f in forms.items() if line.startswith("Programming")} == {'Programming Language: <*>"'}
+
+
+def test_a_line_with_the_records_file_path_is_the_same_anchor_where_the_record_has_none() -> None:
+    """The same template logged by two clients, one whose records carry the file path (the path becomes
+    ``{file_path}``: ``... the one file {file_path}, complete ...``) and one whose records do not (the path's
+    text, masked): the record's value is a variable like any other, so the line is one anchor and the prompts
+    one template. Before, the two clients' prompts were two templates (two free-text regions: no one frame
+    of the word-level miner holds them, only the anchors)."""
+    rng = random.Random(5)
+    vocab = "add fix the loop class tests docs names value error path cache list order input output file line word".split()
+    system = ("You are a careful engineer who writes code that others can read and keep.\n\n## Task\n{task}\n\n"
+              "## Legacy Code\n{code}\n\n## Notes\n{notes}\n\n## Write Code: only write the one file {path}, complete and "
+              "with triple quotes, based on the task and the legacy code above.\nKeep every public name the legacy code has.\n")
+    records = []
+    for n in range(24):
+        path = f"src/pkg/mod{n}.py"
+        words = [" ".join(rng.choices(vocab, k=rng.randint(3, 9))) for _ in range(2)]
+        prompt = system.format(code="```python\n" + CODE[n % len(CODE)] + "\n```", path=path, task=words[0], notes=words[1])
+        records.append({"prompt": prompt, "file_path": path} if n % 2 else {"prompt": prompt})
+    result = mine_prompts(records)
+    assert len(set(result.assignments)) == 1
+    template = result.templates[result.assignments[0]]
+    assert "\n## Write Code: only write the one file <*>, complete and with triple quotes," in template
+    assert all(prompt_template_regex(template).match(r["prompt"]) for r in records)

@@ -359,6 +359,11 @@ def _holds_format(text: str, start: int, end: int, stray: frozenset[str]) -> boo
     return any(m.group(0) not in stray for m in MODEL_FORMAT.finditer(text, start, end))
 
 
+_RECORD_SLOT = re.compile(r"\{(?:file_path|language)\}")
+"""A record's own value on a line of static text (``## Code: {file_path}``): a variable like any other, so the
+line is the same anchor in a log whose records do not carry the value (``## Code: src/app.py``, masked)."""
+
+
 def _anchor_lines(text: str) -> list[str]:
     """The non-blank lines of a prompt, slot tokens read as their slot names: the candidates
     for static text. A line that holds a model sentinel and more is cut at its sentinels, each
@@ -378,7 +383,7 @@ def _anchor_lines(text: str) -> list[str]:
             continue
         line = line.rstrip()
         if "<" not in line and "[" not in line or MODEL_FORMAT.fullmatch(line.strip()) or not MODEL_FORMAT.search(line):
-            out.append(lead + line)
+            out.append(lead + (line if lead or "{" not in line else _RECORD_SLOT.sub(WILDCARD, line)))
             continue
         pos = 0
         for m in MODEL_FORMAT.finditer(line):
