@@ -17,6 +17,7 @@ from logmine.stages.templates.anchors import (
     _variable_lines,
 )
 from logmine.stages.templates.cluster import ClusterParams, cluster, turns
+from logmine.stages.templates.line_forms import _forms
 from logmine.stages.templates.last_turn import (
     LABEL_WORDS,
     MAX_REQUEST_WORDS,
@@ -260,3 +261,33 @@ def test_a_prompt_of_another_templates_length_does_not_wildcard_a_template() -> 
     template = result.templates[next(iter(ours))]
     assert "Read the request, think about the code it names" in template
     assert not ours & set(result.assignments[len(prompts) :])
+
+
+def test_a_line_whose_variable_is_one_word_or_two_in_a_long_system_prompt_is_one_template() -> None:
+    """ChatDev's ``Modality: "{modality}".`` with modalities of one word (``image``) and one of two
+    (``mind map``): the one-word form of the line held the first ones, the two-word value's line was
+    an anchor of its own and its chats another template. A line's form may also take two plain words
+    as its variable (one-word forms are tried first: ``Construct valid <*> command`` keeps ``valid``)."""
+    rng = random.Random(3)
+    modalities = ["image", "document", "website", "application", "dashboard", "mind map", "powerpoint", "spreadsheet"]
+    vocab = "add fix the loop class tests docs names value error path cache list order input output file line word speed race lock".split()
+    system = ("system: You are a careful reviewer of code changes.\nRead every file the user adds before you answer.\n\n"
+              "Modality: \"{modality}\".\n\nKeep each answer short and friendly.\nNever invent an API that is not there.\n")
+    prompts = [system.format(modality=rng.choices(modalities, weights=[20, 10, 8, 5, 5, 6, 3, 3])[0])
+               + f"user: The summary: {' '.join(rng.choices(vocab, k=rng.randint(4, 12)))}.\n\nPlease go on with the task where you left it.\n"
+               f"Last request: {' '.join(rng.choices(vocab, k=rng.randint(3, 9)))}." for _ in range(60)]
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert len(result.templates) == 1
+    template = next(iter(result.templates.values()))
+    assert "\nModality: <*>\n" in template and "mind map" not in template
+    assert all(prompt_template_regex(template).match(p) for p in prompts)
+
+
+def test_a_lines_two_word_forms_come_after_its_one_word_forms() -> None:
+    """The first form of a line found variable is its form: one word is tried before two, so a value of
+    one word keeps the static word next to it (``Construct valid <*> command``, not ``Construct <*> command``)."""
+    forms = _forms('Construct valid bash command.')
+    assert [v for _, v in forms] == ["Construct", "valid", "bash", "command", "Construct valid", "valid bash", "bash command"]
+    assert ("Construct valid <*>.", "bash command") in forms
+    assert [v for _, v in _forms('Modality: "mind map".')][-1] == '"mind map'  # punctuation after a word ends a value
+    assert _forms("Be brief.")[-1] == ("Be <*>.", "brief")  # a line of two words: no two-word form (the whole line)

@@ -533,7 +533,7 @@ def _split_at(text: str, anchors: list[str]) -> list[str]:
             out += [text[pos:at], anchor[1:]]
             pos = at + len(anchor) - 1
             continue
-        m = re.compile(r"(?m)^" + re.escape(anchor).replace(_ESCAPED_WILDCARD, r"\S+?") + r"[ \t]*$").search(text, pos)
+        m = re.compile(r"(?m)^" + re.escape(anchor).replace(_ESCAPED_WILDCARD, r"\S+?(?:[ \t]\S+?)?") + r"[ \t]*$").search(text, pos)
         if m is None:  # cannot happen for a text the signature came from
             raise ValueError(f"anchor {anchor!r} not found")
         out += [text[pos : m.start()], text[m.start() : m.end()]]

@@ -111,11 +111,14 @@ def _forms(line: str) -> list[tuple[str, str]]:
     words = list(_WORD.finditer(line))
     if not 2 <= len(words) <= MAX_LINE_WORDS:
         return []
-    out = []
-    for m in words:
-        value = m.group(0).rstrip(_TRAILING)
-        if value and _LETTER.search(value) and not _SLOTS.search(value) and ("<" not in value or _MASKED.fullmatch(value)):
-            out.append((line[: m.start()] + WILDCARD + line[m.start() + len(value) :], value))
+    values = [m.group(0).rstrip(_TRAILING) for m in words]
+    plain = [bool(v and _LETTER.search(v) and not _SLOTS.search(v) and ("<" not in v or _MASKED.fullmatch(v))) for v in values]
+    out = [(line[: m.start()] + WILDCARD + line[m.start() + len(v) :], v) for m, v, p in zip(words, values, plain, strict=True) if p]
+    # then two plain words, the first with no punctuation after it: a value of two words (``"mind map".``)
+    for k in range(len(words) - 1 if len(words) > 2 else 0):
+        if plain[k] and plain[k + 1] and values[k] == words[k].group(0):
+            end = words[k + 1].start() + len(values[k + 1])
+            out.append((line[: words[k].start()] + WILDCARD + line[end:], line[words[k].start() : end]))
     return out
 
 
