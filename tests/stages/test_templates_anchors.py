@@ -371,30 +371,3 @@ def test_a_line_with_the_records_file_path_is_the_same_anchor_where_the_record_h
     template = result.templates[result.assignments[0]]
     assert "\n## Write Code: only write the one file <*>, complete and with triple quotes," in template
     assert all(prompt_template_regex(template).match(r["prompt"]) for r in records)
-
-
-def test_a_line_read_as_a_value_in_one_template_is_a_value_in_every_prompt_that_holds_it() -> None:
-    """Two templates whose issue text draws its sentences from the same pool: in the frequent one's prompts
-    a sentence is held by far fewer prompts than their own lines and is read as a value; in the rare
-    one's (12 prompts) the same sentence outnumbers its lines and was an anchor, so the rare template was
-    ten, one per set of sentences. Whether a line is a value is decided once, for every prompt holding it."""
-    rng = random.Random(2)
-    pool = ["The build fails on Windows when the path holds a space.", "Users see a blank page after they log in twice.",
-            "The export drops the last row of every sheet it writes.", "Search returns nothing for words with an accent.",
-            "The upload stalls at ninety percent on slow networks.", "Dates show in the server's time zone, not the user's.",
-            "The retry loop never stops when the token has expired.", "Sorting by name puts lower case after upper case."]
-    frequent = ("You are a maintainer of this repository who fixes the issues users report.\n### Problem description ###\n"
-                "{issue}\n### End of the problem ###\n{notes}\nWrite the smallest patch that fixes it and explain it in two sentences.")
-    rare = ("You are a tester who writes one failing test for each issue users report.\n### Issue ###\n{issue}\n"
-            "### End of the issue ###\n{notes}\nWrite one test that fails before the fix and passes after it.")
-    words = "add fix the loop class tests docs names value error path cache list order input".split()
-    prompts = []
-    for n in range(112):
-        issue, notes = "\n".join(rng.sample(pool, rng.randint(1, 2))), " ".join(rng.choices(words, k=rng.randint(3, 9)))
-        prompts.append((n >= 100, (rare if n >= 100 else frequent).format(issue=issue, notes=notes)))
-    rng.shuffle(prompts)
-    result = mine_prompts({"prompt": p} for _, p in prompts)
-    of_rare = {a for (is_rare, _), a in zip(prompts, result.assignments, strict=True) if is_rare}
-    of_frequent = {a for (is_rare, _), a in zip(prompts, result.assignments, strict=True) if not is_rare}
-    assert len(of_rare) == 1 and not of_rare & of_frequent
-    assert not any(s in result.templates[a] for a in of_rare for s in pool)

@@ -163,13 +163,11 @@ def _values_in_free_regions(lines: dict[int, list[str]], df: Counter[str], weigh
             if len(contents) >= MIN_REGION_VALUES and len(contents) >= REGION_RATIO * sum(contents.values())}
     if not free:
         return lines
-    # a line read as a value in one prompt is a value in every prompt that holds it: read so in some prompts
-    # only (their frames' counts differ), it split a template by where the line was an anchor
-    values = {lines[u][j] for u, parts in found.items() for key, _, inside in parts if key in free for j in inside}
     out = dict(lines)
-    for u, ls in lines.items():
-        if any(line in values for line in ls):
-            out[u] = [VALUE + line if line in values else line for line in ls]
+    for u, parts in found.items():
+        drop = {j for key, _, inside in parts if key in free for j in inside}
+        if drop:
+            out[u] = [VALUE + line if j in drop else line for j, line in enumerate(lines[u])]
     return out
 
 
