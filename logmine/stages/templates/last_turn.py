@@ -1,6 +1,8 @@
 """The user's words that end a chat: a region from a label in the chat's last turn to the prompt's
 end (``user: USER QUERY: <*>``), framed on one side by the label and on the other by the turn's end
-(:func:`logmine.stages.templates.cluster._merge_gaps` merges such regions as one free-text variable)."""
+(:func:`logmine.stages.templates.cluster._merge_gaps` merges such regions as one free-text variable).
+A prompt of one text (no turn labels) is one turn: a label of a few words that opens it frames the
+words to its end the same way (``I want a: <*>``)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ LABEL_WORDS = 4
 
 def last_turn_heads(pats: list[tuple[str, ...]]) -> set[tuple[tuple[str, ...], tuple[str, ...]]]:
     """Frames open at the end for the user's words of a chat's last turn: each pattern up to its last
-    turn label and one to ``LABEL_WORDS`` words after it (``user: USER QUERY:``). Pairs of patterns
+    turn label (or, with none, its start) and one to ``LABEL_WORDS`` words after it (``user: USER QUERY:``,
+    ``I want a:``). Pairs of patterns
     find them too, but only among the first patterns of a large bucket (a log of many chats opens
     most with ``user:``), so they are also proposed from each pattern itself."""
     out = set()
@@ -40,7 +43,8 @@ def last_turn_heads(pats: list[tuple[str, ...]]) -> set[tuple[tuple[str, ...], t
 def last_turns_request(members: list[int], pats: list[tuple[str, ...]], head: tuple[str, ...]) -> bool:
     """Whether the regions after ``head`` to the end of the prompt are a user's request: inside the
     chat's last turn (its label in ``head``: the turn's end frames the region as the label before it
-    does, ``user: USER QUERY: <*>``), a sentence or so of words each, no slot or sentinel among them."""
+    does, ``user: USER QUERY: <*>``), or, in prompts of one text, after a head of at most ``LABEL_WORDS``
+    words; a sentence or so of words each, no slot or sentinel among them."""
     if not any(tok in TURN_LABELS for tok in head) and (
             len(head) > LABEL_WORDS or any(tok in TURN_LABELS for k in members for tok in pats[k])):
         return False  # a prompt of one text: a label of a few words opens it, the user's words end it

@@ -107,7 +107,10 @@ def _static(line: str) -> bool:
 
 def _forms(line: str) -> list[tuple[str, str]]:
     """``(the line with one word a wildcard, that word)`` for each plain word of a line of two to
-    ``MAX_LINE_WORDS`` words (punctuation after a word stays text: ``in <*>.``, ``[Provider: <*>]``)."""
+    ``MAX_LINE_WORDS`` words (punctuation after a word stays text: ``in <*>.``, ``[Provider: <*>]``), then,
+    in a line of three or more, the same for each two adjacent plain words with no punctuation between
+    (``Modality: <*>".`` of ``Modality: "mind map".``): one-word forms first, so the first found variable
+    keeps a static word beside a one-word value."""
     words = list(_WORD.finditer(line))
     if not 2 <= len(words) <= MAX_LINE_WORDS:
         return []
