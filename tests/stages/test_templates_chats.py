@@ -17,13 +17,13 @@ from logmine.stages.templates.anchors import (
     _variable_lines,
 )
 from logmine.stages.templates.cluster import ClusterParams, cluster, turns
-from logmine.stages.templates.line_forms import _forms
 from logmine.stages.templates.last_turn import (
     LABEL_WORDS,
     MAX_REQUEST_WORDS,
     last_turn_heads,
     last_turns_request,
 )
+from logmine.stages.templates.line_forms import _forms
 from logmine.stages.templates.prompts import mine_prompts, prompt_template_regex
 
 VERBS = ["Fix", "Rename", "Explain", "Document"]
@@ -166,6 +166,8 @@ def test_the_label_before_a_chats_last_words_is_proposed_from_each_pattern() -> 
     assert all(len(h) <= 5 + LABEL_WORDS for h in heads)
     assert last_turn_heads([("Fix", "the", "loop")]) == {(("Fix",), ()), (("Fix", "the"), ())}  # one text: one turn
     assert {h for h, _ in last_turn_heads([("user:", "Fix", "<*>", "now")])} == {("user:", "Fix")}  # a label stops at a wildcard
+
+
 def test_the_users_words_after_a_short_label_that_opens_a_prompt_are_one_variable() -> None:
     """A prompt of one text, no chat turns: a label of a few words and the user's request to its end
     (smol-developer's ``I want a: {prompt}``). The prompt's start is the turn's start, as a chat's
