@@ -17,6 +17,7 @@ from logmine.stages.templates.dedup import (
     neighbour_pairs,
     normalise,
     sentinel_frame,
+    turn_frame,
 )
 from logmine.embedding import HashingEmbedder
 
@@ -97,6 +98,25 @@ def test_templates_whose_sentinel_frames_differ_never_merge() -> None:
     result = merge_near_duplicates(fim, HashingEmbedder(), DedupConfig(edit_threshold=0.8, semantic_threshold=0.5))
     assert sorted(sorted(m) for m in result.members.values()) == [["context"], ["mustache", "plain"], ["other"]]
     assert edit_similarity(fim["plain"], fim["context"]) >= 0.95  # the edit threshold alone would have merged them
+
+
+def test_turn_frames() -> None:
+    assert turn_frame("system: Be brief.\nuser: ```py\n{code}\n```\nuser: {query}") == ("system", "user", "user")
+    assert turn_frame("Reply as the user: {query}") == ()  # a role inside a line is no turn
+    assert turn_frame("user:{x}") == ()  # nor a role glued to its text
+
+
+def test_chats_whose_turns_differ_never_merge_however_long_the_prompt_they_share() -> None:
+    system = "system: " + " ".join(f"Rule {i}: answer the question in the house style, step {i}." for i in range(30))
+    chats = {
+        "one file": f"{system}\nuser: ```\n<*>\n```\nuser: <*>",
+        "two files": f"{system}\nuser: ```\n<*>\n```\nuser: ```\n<*>\n```\nuser: <*>",
+        "one file again": f"{system}\nuser: ```\n<*>\n```\nuser: Please <*>",
+        "one text": system.removeprefix("system: ") + "\n```\n<*>\n```\n<*>",  # another logger's record: no turns
+    }
+    result = merge_near_duplicates(chats, HashingEmbedder(), DedupConfig(semantic_threshold=0.5))
+    assert sorted(sorted(m) for m in result.members.values()) == [["one file", "one file again", "one text"], ["two files"]]
+    assert edit_similarity(chats["one file"], chats["two files"]) >= 0.95  # the edit threshold alone would have merged them
 
 
 def test_blocking_finds_near_pairs_not_all_pairs() -> None:

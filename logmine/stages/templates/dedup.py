@@ -11,6 +11,10 @@ as one symbol first, so ``{prefix}``, ``{{{prefix}}}`` and ``<*>`` do not count 
 Model sentinels (``<fim_prefix>``, ``<|im_start|>``, ``[INST]``) are the prompt's format: two
 templates merge only when their sentinels and the slots between them come in the same order
 (``{code}<fim_prefix>{prefix}...`` and ``<fim_prefix>{prefix}...`` feed the model differently).
+A chat's turns are its format too: two chats merge only when their turn labels (``system:``,
+``user:``, ... opening a line, as ingest renders a chat) come in the same order (a system prompt
+followed by one pasted file or by two is two templates, however long the prompt they share); a
+prompt of one text (no turn labels: another logger's record of the same request) may merge with either.
 
 Candidate pairs come from blocking, never from all pairs: MinHash LSH over character
 shingles, plus the nearest neighbours of each template's embedding. Families are the connected
@@ -36,7 +40,7 @@ import numpy as np
 
 from logmine.hashing import content_id
 from logmine.models import DEFAULT_EMBEDDING_MODEL, embed
-from logmine.prompt_syntax import SENTINEL
+from logmine.prompt_syntax import CHAT_ROLES, SENTINEL
 from logmine.stages.templates.cluster import find_root
 
 log = logging.getLogger(__name__)
@@ -44,6 +48,8 @@ log = logging.getLogger(__name__)
 _SLOTS = re.compile(r"<\*>|<[A-Z_][A-Z0-9_]*>|\{\{\{?\s*[\w.]+\s*\}?\}\}|\$\{[^}]*\}|\{[a-z_]+\d*(?::[a-z]+)?\}")
 """Wildcards and placeholders of any syntax: ``<*>``, ``<NUM>``, ``{x}``, ``{{x}}``, ``{{{x}}}``, ``${x}``."""
 _FRAME = re.compile(f"({_SLOTS.pattern})|({SENTINEL.pattern})")
+_TURN = re.compile(rf"^({'|'.join(CHAT_ROLES)}):(?=\s|$)", re.MULTILINE)
+"""A chat's turn label as ingest renders a chat: the role and a colon opening a line."""
 
 
 @runtime_checkable
@@ -160,6 +166,11 @@ def sentinel_frame(text: str) -> tuple[str, ...]:
     return tuple(out) if any(t != "\x00" for t in out) else ()
 
 
+def turn_frame(text: str) -> tuple[str, ...]:
+    """The roles of ``text``'s chat turns in order (empty for a prompt of one text)."""
+    return tuple(m.group(1) for m in _TURN.finditer(text))
+
+
 def edit_similarity(a: str, b: str) -> float:
     """Normalised Levenshtein similarity (1 = equal) of the normalised texts."""
     from rapidfuzz.distance import Levenshtein
@@ -247,6 +258,7 @@ def merge_near_duplicates(
     ids = sorted(templates)
     texts = [normalise(templates[t]) for t in ids]
     frames = [sentinel_frame(templates[t]) for t in ids]
+    turns = [turn_frame(templates[t]) for t in ids]
     pairs = lsh_pairs(minhash_signatures(texts, config), config)
     vectors = None
     result = DedupResult({}, {}, {})
@@ -255,14 +267,26 @@ def merge_near_duplicates(
         result.embedding_model = embedder.name
         pairs |= neighbour_pairs(vectors, config.neighbours)
     result.candidate_pairs = len(pairs)
-    parent = list(range(len(ids)))
+    accepted: list[tuple[MergeEdge, int, int]] = []
     for i, j in sorted(pairs):
-        if frames[i] != frames[j]:
+        if frames[i] != frames[j] or turns[i] and turns[j] and turns[i] != turns[j]:
             continue
         edge = _judge(ids, texts, vectors, i, j, config)
         if edge is not None:
-            result.edges.append(edge)
-            parent[find_root(parent, i)] = find_root(parent, j)
+            accepted.append((edge, i, j))
+    # closest pairs first; a family holds one chat format at most (a one-text member cannot bridge two)
+    accepted.sort(key=lambda e: (-e[0].edit_similarity, -(e[0].semantic_similarity or 0.0), e[1], e[2]))
+    parent = list(range(len(ids)))
+    family_turns = {i: t for i, t in enumerate(turns) if t}
+    for edge, i, j in accepted:
+        ri, rj = find_root(parent, i), find_root(parent, j)
+        ti, tj = family_turns.get(ri), family_turns.get(rj)
+        if ri != rj and ti and tj and ti != tj:
+            continue
+        result.edges.append(edge)
+        parent[ri] = rj
+        if ti and not tj:
+            family_turns[rj] = ti
     groups: dict[int, list[str]] = {}
     for i, tid in enumerate(ids):
         groups.setdefault(find_root(parent, i), []).append(tid)
