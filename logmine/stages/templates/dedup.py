@@ -18,7 +18,8 @@ prompt of one text (no turn labels: another logger's record of the same request)
 
 Candidate pairs come from blocking, never from all pairs: MinHash LSH over character
 shingles, plus the nearest neighbours of each template's embedding. Families are the connected
-components of the accepted pairs; each keeps its members and the evidence of every merge.
+components of the accepted pairs, joined closest pair first, less the joins that would put two chat
+formats in one family; each keeps its members and the evidence of every merge.
 
 The embedder is injectable (:class:`Embedder`): :class:`SentenceEmbedder` wraps the bundled
 all-MiniLM-L6-v2 (or any local sentence-transformers directory), and
