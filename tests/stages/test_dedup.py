@@ -17,6 +17,7 @@ from logmine.stages.templates.dedup import (
     neighbour_pairs,
     normalise,
     sentinel_frame,
+    static_swap,
     turn_frame,
 )
 from logmine.embedding import HashingEmbedder
@@ -117,6 +118,38 @@ def test_chats_whose_turns_differ_never_merge_however_long_the_prompt_they_share
     result = merge_near_duplicates(chats, HashingEmbedder(), DedupConfig(semantic_threshold=0.5))
     assert sorted(sorted(m) for m in result.members.values()) == [["one file", "one file again", "one text"], ["two files"]]
     assert edit_similarity(chats["one file"], chats["two files"]) >= 0.95  # the edit threshold alone would have merged them
+
+
+def test_static_swaps() -> None:
+    assert static_swap(normalise("Explain <*> to me"), normalise("Explain the code to me")) is None  # a slot filled
+    assert static_swap("Fix it. Be brief.", "Fix it. Run the tests. Be brief.") is None  # a sentence added
+    assert static_swap("Prepend a line before it.", "Append a line before it.") == ("\x01 a line before it.", frozenset({"Prepend", "Append"}))
+    assert static_swap("Prepend a line before it.", "Append a line after it.") is False  # two words
+    assert static_swap("Give a single sentence.", "Give one short sentence.") is False  # a phrase
+
+
+EDITS = {
+    "prepend": "Write the code to insert before the selected lines. Reply with the code only, no explanation: <*>",
+    "append": "Write the code to insert after the selected lines. Reply with the code only, no explanation: <*>",
+}
+OS = {os: f"Translate the request into a shell command for {os}. Reply with the command only, nothing else: <*>"
+      for os in ("windows", "mac", "linux")}
+DAY = {"morning": (1, 5), "noon": (4, 9), "evening": (10, 12)}
+
+
+def test_templates_used_side_by_side_that_swap_a_word_are_two() -> None:
+    side_by_side = merge_near_duplicates(EDITS, None, spans={"prepend": DAY["morning"], "append": DAY["noon"]})
+    assert side_by_side.families == 2
+    assert edit_similarity(EDITS["prepend"], EDITS["append"]) >= 0.9  # the edit threshold alone would have merged them
+    in_turn = merge_near_duplicates(EDITS, None, spans={"prepend": DAY["morning"], "append": DAY["evening"]})
+    assert in_turn.families == 1  # a new version replaced the old one
+    assert merge_near_duplicates(EDITS, None).families == 1  # no times: a near-duplicate as before
+
+
+def test_a_word_swapped_three_ways_side_by_side_is_a_value() -> None:
+    spans = {os: DAY["morning"] for os in OS}
+    assert merge_near_duplicates(OS, None, spans=spans).families == 1
+    assert merge_near_duplicates({k: OS[k] for k in ("windows", "mac")}, None, spans=spans).families == 2
 
 
 def test_blocking_finds_near_pairs_not_all_pairs() -> None:

@@ -15,6 +15,12 @@ A chat's turns are its format too: two chats merge only when their turn labels (
 ``user:``, ... opening a line, as ingest renders a chat) come in the same order (a system prompt
 followed by one pasted file or by two is two templates, however long the prompt they share); a
 prompt of one text (no turn labels: another logger's record of the same request) may merge with either.
+Static text rewritten (a word or a phrase swapped for another, not a slot filled nor a sentence added)
+is a new version of one template when the two were used in turn, one after the other; two templates used
+side by side that differ so are two (``prepend ... before`` and ``append ... after``), unless the word
+swapped takes ``MIN_SWAPPED_WORDS`` words or more at the same place among the candidates (``for
+windows``, ``for mac``, ``for linux``: a value the miner read as static text). Without times
+(``spans``), rewritten text merges as any other difference does.
 
 Candidate pairs come from blocking, never from all pairs: MinHash LSH over character
 shingles, plus the nearest neighbours of each template's embedding. Families are the connected
@@ -33,9 +39,10 @@ import hashlib
 import logging
 import re
 import zlib
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -172,6 +179,51 @@ def turn_frame(text: str) -> tuple[str, ...]:
     return tuple(m.group(1) for m in _TURN.finditer(text))
 
 
+MIN_SWAPPED_WORDS = 3
+"""A word of two templates used side by side, swapped for another, is a value (and they merge) where
+the candidate pairs swap this many words or more at the same place."""
+
+
+def static_swap(a: str, b: str) -> tuple[str, frozenset[str]] | bool | None:
+    """How the normalised texts ``a`` and ``b`` differ in static text: ``None`` when they differ
+    only where one has a slot or where one has text the other has not (a sentence added); the place
+    (``a`` with the word cut out) and the two words when one word is swapped for another; ``False``
+    when more is rewritten."""
+    from rapidfuzz.distance import Levenshtein
+
+    blocks: list[list[int]] = []
+    for op in Levenshtein.opcodes(a, b):
+        if op.tag == "equal":
+            continue
+        if blocks and op.src_start - blocks[-1][1] <= 3 and op.dest_start - blocks[-1][3] <= 3:
+            blocks[-1][1], blocks[-1][3] = op.src_end, op.dest_end  # edits a few characters apart: one change
+        else:
+            blocks.append([op.src_start, op.src_end, op.dest_start, op.dest_end])
+    swaps = []
+    for s1, s2, d1, d2 in blocks:
+        x, y = a[s1:s2], b[d1:d2]
+        if not (x.strip() and y.strip()) or "\x00" in x + y or not any(c.isalpha() for c in x + y):
+            continue
+        while s1 > 0 and d1 > 0 and a[s1 - 1].isalnum() and a[s1 - 1] == b[d1 - 1]:
+            s1, d1 = s1 - 1, d1 - 1  # out to the whole word
+        while s2 < len(a) and d2 < len(b) and a[s2].isalnum() and a[s2] == b[d2]:
+            s2, d2 = s2 + 1, d2 + 1
+        swaps.append((a[:s1] + "\x01" + a[s2:], a[s1:s2], b[d1:d2]))
+    if not swaps:
+        return None
+    where, x, y = swaps[0]
+    if len(swaps) > 1 or not (x.isalnum() and y.isalnum()):
+        return False
+    return where, frozenset((x, y))
+
+
+def _side_by_side(a: tuple[Any, Any] | None, b: tuple[Any, Any] | None) -> bool:
+    """Whether two templates were in use at the same time (unknown: not known to be)."""
+    if a is None or b is None or None in a or None in b:
+        return False
+    return bool(a[0] <= b[1] and b[0] <= a[1])
+
+
 def edit_similarity(a: str, b: str) -> float:
     """Normalised Levenshtein similarity (1 = equal) of the normalised texts."""
     from rapidfuzz.distance import Levenshtein
@@ -250,10 +302,12 @@ def merge_near_duplicates(
     config: DedupConfig | None = None,
     weights: Mapping[str, int] | None = None,
     cache: EmbeddingCache | None = None,
+    spans: Mapping[str, tuple[Any, Any]] | None = None,
 ) -> DedupResult:
     """Families of ``templates`` (id -> text). The representative of a family is its member with
     the most traffic (``weights``), then the smallest id; a family id is a content hash of its
-    sorted member ids, so it is stable across runs."""
+    sorted member ids, so it is stable across runs. ``spans``: each template's first and last use
+    (comparable values, times), which tell a new version of a template from a template used beside it."""
     config = config or DedupConfig()
     weights = weights or {}
     ids = sorted(templates)
@@ -268,13 +322,25 @@ def merge_near_duplicates(
         result.embedding_model = embedder.name
         pairs |= neighbour_pairs(vectors, config.neighbours)
     result.candidate_pairs = len(pairs)
+    spans = spans or {}
     accepted: list[tuple[MergeEdge, int, int]] = []
+    swaps: dict[int, str] = {}  # accepted edge -> where its one word is swapped
+    words_at: dict[str, set[str]] = defaultdict(set)
     for i, j in sorted(pairs):
         if frames[i] != frames[j] or turns[i] and turns[j] and turns[i] != turns[j]:
             continue
         edge = _judge(ids, texts, vectors, i, j, config)
-        if edge is not None:
-            accepted.append((edge, i, j))
+        if edge is None:
+            continue
+        if edge.edit_similarity < 1.0 and _side_by_side(spans.get(ids[i]), spans.get(ids[j])):
+            swap = static_swap(texts[i], texts[j])
+            if swap is False:
+                continue
+            if swap is not None:
+                words_at[swap[0]] |= swap[1]
+                swaps[len(accepted)] = swap[0]
+        accepted.append((edge, i, j))
+    accepted = [e for k, e in enumerate(accepted) if k not in swaps or len(words_at[swaps[k]]) >= MIN_SWAPPED_WORDS]
     # closest pairs first; a family holds one chat format at most (a one-text member cannot bridge two)
     accepted.sort(key=lambda e: (-e[0].edit_similarity, -(e[0].semantic_similarity or 0.0), e[1], e[2]))
     parent = list(range(len(ids)))
