@@ -47,6 +47,11 @@ def templates(
     Writes the tables templates, template_families and request_templates, adds template_id to
     the llm_requests view, and caches embeddings in embedding_cache.
 
+    Two templates merge when both thresholds hold and their model sentinels and chat turns come in
+    the same order. Two used at the same time whose static text differs by a swapped word or phrase
+    stay two templates, unless three or more words are swapped at that place (a value); one that
+    replaced the other (a new version) merges.
+
     Example: logmine templates ws/ --edit-threshold 0.85 --no-embeddings
     """
     from logmine.stages.templates import DedupConfig
