@@ -104,6 +104,21 @@ def test_near_duplicates_become_one_family(tmp_path: Path) -> None:
     assert families["edit_similarity"].min() > 0.9 and families["semantic_similarity"].is_null().all()
 
 
+@pytest.mark.parametrize(("in_turn", "families"), [(False, 2), (True, 1)])
+def test_a_word_swapped_is_two_templates_side_by_side_and_one_in_turn(tmp_path: Path, in_turn: bool, families: int) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    text = "Write the code to insert {} the selected lines, and nothing else:\n```\n{}\n```"
+    with open(logs / "r.jsonl", "w") as fh:
+        for i in range(40):
+            where = ("before" if i < 20 else "after") if in_turn else ("before", "after")[i % 2]
+            prompt = text.format(where, f"def f{i}(x):\n    return x * {i}")
+            fh.write(json.dumps({"type": "llm_request", "ts": f"2026-01-05T09:00:{i:02d}Z", "request_id": f"q{i}", "prompt": prompt}) + "\n")
+    ingest([logs], tmp_path / "ws")
+    report = run(tmp_path / "ws", TemplatesConfig(embeddings=False))
+    assert (report.templates, report.families) == (2, families)
+
+
 def test_cli_json_and_table(mined: Path) -> None:
     out = runner.invoke(app, ["templates", str(mined), "--no-embeddings", "--format", "json"], catch_exceptions=False)
     assert out.exit_code == 0
