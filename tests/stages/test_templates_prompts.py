@@ -108,6 +108,30 @@ def test_code_in_context(prompt: str, values: dict[str, str], expected: str) -> 
     assert SLOT.sub(lambda m: store.texts[m.group(2)], text) == skeleton(prompt, values)  # the slots hold the text they replace
 
 
+_PRUNE = """
+from logmine.stages.templates.prompts import SlotStore
+store = SlotStore(max_entries=40)
+for i in range(30):  # 30 texts seen twice, then new ones until the store is full: more to keep than it keeps
+    store.token("code", f"def f{i}(): return {i}")
+    store.token("code", f"def f{i}(): return {i}")
+for i in range(20):
+    store.token("code", f"def g{i}(): pass")
+print(sorted(store.texts.values()))
+"""
+
+
+def test_a_full_slot_store_keeps_the_same_texts_whatever_the_hash_seed() -> None:
+    # which texts a full store keeps decides which slots a template restores; a set's order changes
+    # with PYTHONHASHSEED, so a prune by it gave other templates from one run to the next
+    import subprocess
+    import sys
+
+    kept = {subprocess.run([sys.executable, "-c", _PRUNE], env={**os.environ, "PYTHONHASHSEED": seed}, check=True,
+                           capture_output=True, text=True).stdout for seed in ("0", "1", "2")}
+    assert len(kept) == 1
+    assert "'def f29(): return 29'" in kept.pop()  # the latest of those seen twice are kept
+
+
 def test_restore_numbers_repeated_slots() -> None:
     assert SlotStore().restore("A {code} B {code} C {diff}") == "A {code} B {code2} C {diff}"
     assert placeholders("x {prefix} {code} {code2} <*> {file_path}") == ["prefix", "code", "code2", "file_path"]

@@ -87,11 +87,11 @@ class SlotStore:
         return done
 
     def _prune(self) -> None:
-        keep = {k for k, n in self.seen.items() if n > 1}
-        if len(keep) >= self.max_entries // 2:
-            keep = set(list(keep)[-self.max_entries // 2 :])
-        self.texts = {k: v for k, v in self.texts.items() if k in keep}
-        self.seen = {k: self.seen[k] for k in self.texts}
+        # the texts seen more than once, the latest half of the store at most, in the order they
+        # came (never a set's order: that changes with the process's hash seed, and so would the templates)
+        keep = [k for k in self.texts if self.seen[k] > 1][-(self.max_entries // 2) :]
+        self.texts = {k: self.texts[k] for k in keep}
+        self.seen = {k: self.seen[k] for k in keep}
 
     def restore(self, template: str) -> str:
         """Put back the text of slot tokens that stayed constant; number repeated slots."""
