@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -123,9 +125,6 @@ print(sorted(store.texts.values()))
 def test_a_full_slot_store_keeps_the_same_texts_whatever_the_hash_seed() -> None:
     # which texts a full store keeps decides which slots a template restores; a set's order changes
     # with PYTHONHASHSEED, so a prune by it gave other templates from one run to the next
-    import subprocess
-    import sys
-
     kept = {subprocess.run([sys.executable, "-c", _PRUNE], env={**os.environ, "PYTHONHASHSEED": seed}, check=True,
                            capture_output=True, text=True).stdout for seed in ("0", "1", "2")}
     assert len(kept) == 1

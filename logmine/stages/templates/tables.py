@@ -154,9 +154,9 @@ def run(
         if embedder is None and config.embeddings:
             embedder = SentenceEmbedder(config.embedding_model)
         cache = WorkspaceEmbeddingCache(ws)
-        counts = dict(zip(*assigned.group_by("template_id").len().to_dict(as_series=False).values()))
-        spans = {t: (first, last) for t, first, last in
-                 assigned.group_by("template_id").agg(pl.col("ts").min().alias("first"), pl.col("ts").max().alias("last")).iter_rows()}
+        uses = assigned.group_by("template_id").agg(pl.len(), pl.col("ts").min().alias("first"), pl.col("ts").max().alias("last"))
+        counts = {t: n for t, n, _, _ in uses.iter_rows()}
+        spans = {t: (first, last) for t, _, first, last in uses.iter_rows()}
         dedup = merge_near_duplicates(mined.templates, embedder if config.embeddings else None, config.dedup, counts, cache, spans)
         templates = _templates_frame(mined.templates, assigned, dedup, config.examples)
         families = _families_frame(dedup, counts)
