@@ -245,6 +245,41 @@ def test_long_prompts_that_share_only_a_length_are_no_template() -> None:
     assert sorted(g.members for g in cluster(units, [1, 1, 1], ClusterParams(chat_turns=True))) == [[0], [1], [2]]
 
 
+def test_long_chats_with_files_that_share_only_a_length_are_no_template() -> None:
+    """The same with an attached file before the words: its fences (```` ```src/a.py ````, ```` ``` ````) and its code
+    slot are a chat's structure, as the turn labels are, and no static text the prompts share."""
+    rng = random.Random(6)
+
+    def words(n: int) -> list[str]:
+        return ["".join(rng.choice("bcdfghjklmnpqrstvwz") for _ in range(6)) for _ in range(n)]
+
+    units = [("user:", "```<*>", f"{{code:{c * 8}}}", "```", "user:", *words(MAX_REQUEST_WORDS + 10)) for c in "abc"]
+    assert sorted(g.members for g in cluster(units, [1, 1, 1], ClusterParams(chat_turns=True))) == [[0], [1], [2]]
+
+
+def test_the_words_that_end_two_templates_requests_frame_no_free_text_after_a_chats_files() -> None:
+    """Two templates after attached files: ``User Request:`` and the user's words, or a paragraph and the
+    user's words. The words come from the same lists, so prompts of both end alike (``... with type hints``):
+    the file's fences and the turn labels before, those words after, frame a region that holds a few words in
+    one template's prompts and the whole paragraph in the other's. A frame whose head is a chat's structure
+    alone (turn labels, fences, slots) frames no free text: every chat has that head."""
+    rng = random.Random(11)
+    paragraph = ("You help the user to decide which kinds of context are needed to answer a question about "
+                 "their code. Answer with a comma-separated list and nothing else.\nThe question is: ")
+
+    def files() -> str:
+        return "".join(f"user: ```src/acme/m{rng.randrange(100)}.py\n{rng.choice(CODE)}\nlimit = {rng.randrange(10**6)}\n```\n"
+                       for _ in range(2))
+
+    asks = [files() + "user: User Request:\n" + requests(rng) for _ in range(40)]
+    decides = [files() + "user: " + paragraph + requests(rng) for _ in range(40)]
+    result = mine_prompts({"prompt": p} for p in [*asks, *decides])
+    first, second = set(result.assignments[:40]), set(result.assignments[40:])
+    assert not first & second
+    assert all("User Request:" in result.templates[t] for t in first)
+    assert all("comma-separated list" in result.templates[t] for t in second)
+
+
 def test_a_prompt_of_another_templates_length_does_not_wildcard_a_template() -> None:
     """Prompts of a frequent template have the token count of unrelated one-off prompts (the user's
     words happen to have the right length). Grouped by length they would be one template of

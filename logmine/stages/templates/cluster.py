@@ -14,7 +14,7 @@ templates. The steps, each deterministic and independent of the order of the uni
    while that position looks like a constant: few distinct words (at most
    ``max_constant_values``), not a ``key=value`` pair, no masked value among them. The
    positions left that still differ are variables. Long chat prompts whose group has no constant
-   word but their turn labels share only a length: they stay apart.
+   word but their structure (turn labels, fences) share only a length: they stay apart.
 3. Merge templates of different lengths whose patterns are equal once runs of adjacent
    wildcards are read as one variable-length wildcard (a value of several words).
 4. Merge templates that share a frame (the same words before and after) and differ only in
@@ -236,9 +236,10 @@ def _split_bucket(
 
 
 def _no_static_text(pattern: tuple[str, ...], wildcards: frozenset[str]) -> bool:
-    """Whether a long pattern has no constant word but its chat's turn labels: prompts of that
-    length that have nothing else in common (a template's prompts share its static text)."""
-    return len(pattern) > MAX_REQUEST_WORDS and all(tok in TURN_LABELS or has_mask(tok, wildcards) for tok in pattern)
+    """Whether a long pattern has no constant word but its chat's structure (turn labels, the fences of
+    attached files): prompts of that length that have nothing else in common (a template's prompts share
+    its static text)."""
+    return len(pattern) > MAX_REQUEST_WORDS and _structure_only(pattern, wildcards)
 
 
 def _constant_position(
@@ -296,7 +297,9 @@ def _merge_gaps(
     region is no longer than that, so a shared header never swallows the messages after it;
     or, for a region of mostly one-off values (free text), one constant word. Only templates of
     the same ``structure`` (their chat turns) merge. Words nearly every line has (``common``: a
-    logger's name in each line) are no context.
+    logger's name in each line) are no context; nor, for free text, a head of a chat's structure alone
+    (turn labels, fences, slots: every chat with files has it, and the words that end two templates'
+    requests may be alike).
     """
     # a slot token seen in one unit only is no evidence of static text: read it as its named slot
     pats = [collapse_wildcards(tuple(slot_names(t) for t in g.pattern) if len(g.members) == 1 else g.pattern) for g in groups]
@@ -336,6 +339,8 @@ def _merge_gaps(
                 _join(parent, short)
             elif (
                 head and (tail or (params.chat_turns and last_turns_request(framed, pats, head)))
+                # a chat's turn labels, fences and slots before a region frame no free text: every chat has them
+                and not (params.chat_turns and _structure_only(head, wildcards))
                 and (_context_chars((head, tail), wildcards, common) >= params.min_context_chars
                      # a label of a few short words before the request that ends a prompt (``I want a:``)
                      or not tail and _context((head, tail), wildcards, common) >= params.min_context_tokens)
@@ -354,6 +359,15 @@ def _merge_gaps(
         pattern, head, tail = _frame_pattern([pats[k] for k in ks])
         out.append(Group(sorted(i for p in parts for i in p.members), pattern, parts, (head, tail)))
     return out
+
+
+_FENCE_TOKEN = re.compile(r"(?:```|~~~)[\w+#.-]*$")
+"""A code fence (with its info string): a context item's structure, as a turn label is."""
+
+
+def _structure_only(words: tuple[str, ...], wildcards: frozenset[str]) -> bool:
+    """Whether ``words`` are a chat's structure alone: turn labels, code fences and masked values."""
+    return all(tok in TURN_LABELS or has_mask(tok, wildcards) or _FENCE_TOKEN.match(tok) for tok in words)
 
 
 def _variable_region(
