@@ -309,6 +309,15 @@ def test_a_short_last_line_before_the_cursor_on_a_new_line_is_code() -> None:
     assert SLOT.sub(r"{\1}", skeleton(fenced, {}, SlotStore())).endswith("```\nuser: Fix it\n")
 
 
+def test_a_short_last_line_after_a_label_line_is_its_value() -> None:
+    """Words on the last line after a line that ends in a label's colon (``Answer in this language:``) are
+    the label's value, not the code's end at the cursor; after a comment that ends in a colon they are."""
+    code = "+++++ src/acme/m.py\n    return total\n\n"
+    for tail in ("Keep the answer short. Answer in this language:\npython\n", "Reply in the language below:\nGo"):
+        assert SLOT.sub(r"{\1}", skeleton(code + tail, {}, SlotStore())) == "{code}\n\n" + tail
+    assert SLOT.sub(r"{\1}", skeleton(code + "# the steps:\nimport time\n", {}, SlotStore())) == "{code}\n"
+
+
 def test_a_text_indented_as_a_whole_is_prose() -> None:
     """A system prompt whose template indents every line is text, not a code slot; indented prose
     among code (a comment's or a docstring's words) stays code."""

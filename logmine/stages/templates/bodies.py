@@ -435,7 +435,8 @@ def _cursor_end(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
     ``def tes``, ``# If available, use C``) is the code's end: a completion prompt ends at the
     cursor, mid-line. A last line of one or two words (``import time``, ``return x``) may end in a
     line break: the cursor stands at the start of the next line. (A longer text ending in a line
-    break, or a closed line, keeps its prose: an instruction.)"""
+    break, or a closed line, keeps its prose: an instruction; so do the last words after a label line,
+    ``The language is:\npython``: a value.)"""
     last = len(kinds) - 1
     if last > 0 and pieces[last][0] == "\n" and len(pieces[last - 1][0].split()) <= 2:
         last -= 1
@@ -444,9 +445,15 @@ def _cursor_end(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
     i = last
     while i >= 0 and kinds[i] in ("text", "space"):
         i -= 1
+    if any(kinds[j] == "text" and _LABEL_LINE.search(pieces[j][0]) for j in range(i + 1, last)):
+        return  # the last words are the value of a label line before them (``The language is:\npython``)
     if i >= 0 and kinds[i] == "code" and "".join(p for p, _, _ in pieces[i + 1 : last]).count("\n") <= _MAX_PROSE_LINES:
         for j in range(i + 1, last + 1):
             kinds[j] = "code"
+
+
+_LABEL_LINE = re.compile(r"^(?!\s*(?:#|//|\*|--))[^\n]*[A-Za-z]{2}:[ \t]*$")
+"""Prose ending in a colon, not a comment: the label of a value on the lines after it."""
 
 
 def _context_ends(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
