@@ -281,22 +281,19 @@ def test_the_words_that_end_two_templates_requests_frame_no_free_text_after_a_ch
 
 
 def test_templates_that_share_more_than_a_first_word_are_compared_in_a_large_bucket() -> None:
-    """Frames come from comparing templates that share their first (or last) word pairwise, a bounded number
-    of them. In a log of many chats nearly all open with ``user:``: past the bound, the templates that share
-    their first two words, three, ... are compared among themselves, so an instruction whose templates sort
-    after the first few hundred still finds its frame."""
+    """Frames come from comparing templates that share their first word pairwise, a bounded number of them.
+    In a log of many chats nearly all open with ``user:``: past the bound, the templates that share their
+    first two words, three, ... are compared among themselves, so an instruction whose templates sort after
+    the first few hundred still finds its frame."""
     rng = random.Random(13)
     noise = [("user:", "```<*>", f"{{code:{rng.randrange(10**8)}}}", "```") for _ in range(300)]  # sort first
     plans = [("user:", "the", "plan", "we", "agreed", "on", "is:", f"w{n}") for n in range(30)]
     pats = [*noise, *plans]
-    for first in (True, False):
-        pats_ = pats if first else [tuple(reversed(p)) for p in pats]
-        buckets = _frame_buckets(list(range(len(pats_))), pats_, 1, first=first)
-        assert all(len(b) <= _MAX_FRAME_BUCKET for b in buckets)
-        if first:  # the instruction's templates are compared with each other
-            assert any(set(range(len(noise), len(pats))) <= set(b) for b in buckets)
+    buckets = _frame_buckets(list(range(len(pats))), pats, 1)
+    assert all(len(b) <= _MAX_FRAME_BUCKET for b in buckets)
+    assert any(set(range(len(noise), len(pats))) <= set(b) for b in buckets)  # the instruction's templates, together
     small = list(range(len(noise), len(pats)))
-    assert [sorted(b) for b in _frame_buckets(small, pats, 1, first=True)] == [small]  # within the bound: one bucket, as before
+    assert [sorted(b) for b in _frame_buckets(small, pats, 1)] == [small]  # within the bound: one bucket, as before
 
 
 def test_a_prompt_of_another_templates_length_does_not_wildcard_a_template() -> None:

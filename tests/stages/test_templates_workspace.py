@@ -165,3 +165,27 @@ def test_cli_errors(args: list[str], message: str, mined: Path, tmp_path: Path, 
         main([a.format(**fill) for a in args])
     assert exit_info.value.code == 1
     assert capsys.readouterr().err.strip() == message.format(**fill)
+
+
+def test_the_same_logs_are_read_in_the_same_order_wherever_they_lie(tmp_path: Path) -> None:
+    """A table's files are named by hashes of the logs' absolute paths: the miner, which may depend on the order
+    it reads prompts in, reads them in the logs' own order (each file's first source file and line), so the same
+    logs under another directory give the same templates."""
+    from logmine.stages.templates.tables import _columns
+
+    records = [json.loads(line) for line in (CASES / "prompts.jsonl").read_text().splitlines()]
+    orders = []
+    for where in ("one", "two", "three"):
+        logs = tmp_path / where / "logs"
+        logs.mkdir(parents=True)
+        for part in range(6):  # six log files: their partitions' names sort in an order of their own in each directory
+            with open(logs / f"requests-{part}.jsonl", "w") as fh:
+                for i, r in enumerate(records[part::6]):
+                    row = {"type": "llm_request", "ts": f"2026-01-05T09:00:{i:02d}Z", "kind": "chat", "request_id": f"r{part}-{i:03d}",
+                           **{k: v for k, v in r.items() if k != "truth"}}
+                    fh.write(json.dumps(row) + "\n")
+        ingest([logs], tmp_path / where / "ws", IngestConfig(group=False))  # a partition per file, as big logs get
+        _, _, _, stream = _columns(Workspace.open(tmp_path / where / "ws"), 1000)
+        orders.append([row["request_id"] for row in stream(lambda *a: None, 0)])
+    assert orders[0] == orders[1] == orders[2]
+    assert orders[0][:2] == ["r0-000", "r0-001"]  # the first log file's first lines come first

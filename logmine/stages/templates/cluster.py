@@ -311,8 +311,9 @@ def _merge_gaps(
             by_first[p[0]].append(k)
             by_last[p[-1]].append(k)
     candidates: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
-    buckets = [b for bucket in by_first.values() for b in _frame_buckets(bucket, pats, 1, True)]
-    buckets += [b for bucket in by_last.values() for b in _frame_buckets(bucket, pats, 1, False)]
+    # a chat's first word is its turn label, no event's word: such a bucket is searched deeper (``_frame_buckets``)
+    buckets = [b for word, bucket in by_first.items() for b in _frame_buckets(bucket, pats, 1 if word in TURN_LABELS else _MAX_FRAME_DEPTH)]
+    buckets += [sorted(bucket, key=lambda k: pats[k])[:_MAX_FRAME_BUCKET] for bucket in by_last.values()]
     for bucket in buckets:
         for x, a in enumerate(bucket):
             for b in bucket[x + 1 :]:
@@ -419,14 +420,15 @@ def _join(parent: list[int], members: list[int]) -> None:
 _MAX_FRAME_BUCKET = 200
 """Templates compared pairwise per shared first or last word (bounds the work)..."""
 _MAX_FRAME_DEPTH = 8
-"""...and, in a larger bucket, per shared first (or last) two words, three, ... up to this many."""
+"""...and, in a larger bucket of chats (their first word a turn label), per shared first two words, three,
+... up to this many."""
 
 
-def _frame_buckets(bucket: list[int], pats: list[tuple[str, ...]], depth: int, first: bool) -> list[list[int]]:
-    """The templates of ``bucket`` (sharing their first, or last, ``depth`` words) to compare pairwise for
-    frames: the first ``_MAX_FRAME_BUCKET`` in pattern order and, when there are more, each set of them
-    that shares one more word, in turn (a log of many chats opens most of them with ``user:``: the
-    templates of one instruction are compared among themselves, not only the first of the bucket)."""
+def _frame_buckets(bucket: list[int], pats: list[tuple[str, ...]], depth: int) -> list[list[int]]:
+    """The templates of ``bucket`` (sharing their first ``depth`` words) to compare pairwise for frames: the
+    first ``_MAX_FRAME_BUCKET`` in pattern order and, when there are more, each set of them that shares one
+    more word, in turn (a log of many chats opens most of them with ``user:``: the templates of one
+    instruction are compared among themselves, not only the first of the bucket)."""
     ordered = sorted(bucket, key=lambda k: pats[k])
     if len(ordered) <= _MAX_FRAME_BUCKET:
         return [ordered]
@@ -435,8 +437,8 @@ def _frame_buckets(bucket: list[int], pats: list[tuple[str, ...]], depth: int, f
         deeper: dict[tuple[str, ...], list[int]] = defaultdict(list)
         for k in ordered:
             if len(pats[k]) > depth + 1:
-                deeper[pats[k][: depth + 1] if first else pats[k][-depth - 1 :]].append(k)
-        out += [b for part in deeper.values() if len(part) > 1 for b in _frame_buckets(part, pats, depth + 1, first)]
+                deeper[pats[k][: depth + 1]].append(k)
+        out += [b for part in deeper.values() if len(part) > 1 for b in _frame_buckets(part, pats, depth + 1)]
     return out
 
 

@@ -181,7 +181,7 @@ def _columns(ws: Workspace, batch_rows: int) -> tuple[list[str], list[Any], list
     ids: list[str] = []
     stamps: list[Any] = []
     tokens: list[Any] = []
-    files = [str(p) for p in ws.files("llm_requests")]
+    files = [str(p) for p in _in_source_order(ws.files("llm_requests"))]
 
     def records(progress: ProgressFn, total: int) -> Iterator[dict[str, Any]]:
         if not files:
@@ -199,6 +199,19 @@ def _columns(ws: Workspace, batch_rows: int) -> tuple[list[str], list[Any], list
             progress("templates mine", len(ids), total)
 
     return ids, stamps, tokens, records
+
+
+def _in_source_order(files: list[Path]) -> list[Path]:
+    """The table's files in the order of the logs they hold (each file's first source file and line): the
+    miner reads the requests in an order that depends on the logs alone, not on the partitions' names
+    (hashes of the logs' absolute paths), so the same logs give the same templates wherever they lie."""
+    import pyarrow.parquet as pq
+
+    def first(path: Path) -> tuple[str, int]:
+        table = pq.read_table(path, columns=["source_file", "source_line"]).slice(0, 1).to_pylist()
+        return (table[0]["source_file"] or "", table[0]["source_line"] or 0) if table else ("", 0)
+
+    return sorted(files, key=lambda p: (first(p), p.name))
 
 
 _WORDS = re.compile(r"\w+|[^\w\s]")
