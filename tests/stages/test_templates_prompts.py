@@ -428,3 +428,17 @@ def test_a_markdown_rule_is_text_and_a_docstring_underline_code() -> None:
     assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == "Fix the loop\n---\nSELECTIONS\n{code}\n"
     assert bodies._kind("---", True, None) == "text"
     assert bodies._kind("----------", True, None) == "code"
+
+
+def test_a_prompt_of_static_code_logged_many_times_is_a_template_of_its_own() -> None:
+    """An instruction that reads as code as a whole (a dict literal in it) is one code slot, the same in every
+    prompt; prompts that are code alone, each its own, are one slot too. One slot each, they are one template
+    position by position; the slot logged verbatim in many prompts is static text, a template of its own."""
+    static = "Reply with a dict {path: reason} for every file you pick; e.g. {'src/app.py': 'the entry point'}"
+    assert SLOT.fullmatch(skeleton(static, {}, SlotStore()))
+    code = [f"def handler_{i}(event):\n    total = {i} * event.size\n    return total + {i}\n" for i in range(20)]
+    prompts = [static] * 10 + code
+    result = mine_prompts({"prompt": p} for p in prompts)
+    ours, others = set(result.assignments[:10]), set(result.assignments[10:])
+    assert len(ours) == 1 and not ours & others
+    assert result.templates[next(iter(ours))] == static

@@ -417,6 +417,10 @@ def _join(parent: list[int], members: list[int]) -> None:
         parent[find_root(parent, k)] = root
 
 
+_STATIC_PROMPTS = 5
+"""A whole prompt read as one code slot and logged verbatim this many times is static text (as a line that many
+prompts hold is an anchor, :data:`logmine.stages.templates.anchors.MIN_ANCHOR_PROMPTS`)."""
+
 _MAX_FRAME_BUCKET = 200
 """Templates compared pairwise per shared first or last word (bounds the work)..."""
 _MAX_FRAME_DEPTH = 8
@@ -537,7 +541,9 @@ def cluster(
     buckets: dict[tuple[int, str], list[int]] = defaultdict(list)
     for i in live:
         toks = units[i]
-        word = bucket_word(toks, start, wildcards, common)
+        # a prompt that is one block of code, the same in many prompts, is static text: a template of its own
+        word = toks[0] if params.chat_turns and len(toks) == 1 and weights[i] >= _STATIC_PROMPTS and SLOT.fullmatch(toks[0]) else (
+            bucket_word(toks, start, wildcards, common))
         buckets[(len(toks), word, _sentinels(toks), _turn_positions(toks) if params.chat_turns else ())].append(i)
     groups: list[Group] = []
     for key in sorted(buckets):
