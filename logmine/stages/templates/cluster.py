@@ -10,6 +10,8 @@ templates. The steps, each deterministic and independent of the order of the uni
    (``pid=<*> level=INFO``); a first word that is a field (most lines' rest follows three or
    more first words: ``chrome.exe - ...``), which then stays a variable; and, after such a
    field, a word nearly every line has (a logger's name in ``main|ray.serve|Started ...``).
+   A prompt read whole as one code slot and logged verbatim in ``_STATIC_PROMPTS`` prompts or
+   more is a bucket of its own: static text, not one more value of a ``{code}`` template.
 2. Split each bucket recursively, always on the position with the fewest distinct words,
    while that position looks like a constant: few distinct words (at most
    ``max_constant_values``), not a ``key=value`` pair, no masked value among them. The

@@ -208,8 +208,10 @@ def _in_source_order(files: list[Path]) -> list[Path]:
     import pyarrow.parquet as pq
 
     def first(path: Path) -> tuple[str, int]:
-        table = pq.read_table(path, columns=["source_file", "source_line"]).slice(0, 1).to_pylist()
-        return (table[0]["source_file"] or "", table[0]["source_line"] or 0) if table else ("", 0)
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=1, columns=["source_file", "source_line"]):
+            row = batch.to_pylist()[0]
+            return row["source_file"] or "", row["source_line"] or 0
+        return "", 0
 
     return sorted(files, key=lambda p: (first(p), p.name))
 
