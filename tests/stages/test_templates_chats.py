@@ -289,11 +289,11 @@ def test_templates_that_share_more_than_a_first_word_are_compared_in_a_large_buc
     noise = [("user:", "```<*>", f"{{code:{rng.randrange(10**8)}}}", "```") for _ in range(300)]  # sort first
     plans = [("user:", "the", "plan", "we", "agreed", "on", "is:", f"w{n}") for n in range(30)]
     pats = [*noise, *plans]
-    buckets = _frame_buckets(list(range(len(pats))), pats, 1)
+    buckets = _frame_buckets(list(range(len(pats))), pats, deeper=True)
     assert all(len(b) <= _MAX_FRAME_BUCKET for b in buckets)
     assert any(set(range(len(noise), len(pats))) <= set(b) for b in buckets)  # the instruction's templates, together
     small = list(range(len(noise), len(pats)))
-    assert [sorted(b) for b in _frame_buckets(small, pats, 1)] == [small]  # within the bound: one bucket, as before
+    assert [sorted(b) for b in _frame_buckets(small, pats, deeper=True)] == [small]  # within the bound: one bucket, as before
 
 
 def test_a_prompt_of_another_templates_length_does_not_wildcard_a_template() -> None:

@@ -313,9 +313,9 @@ def _merge_gaps(
             by_first[p[0]].append(k)
             by_last[p[-1]].append(k)
     candidates: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
-    # a chat's first word is its turn label, no event's word: such a bucket is searched deeper (``_frame_buckets``)
-    buckets = [b for word, bucket in by_first.items() for b in _frame_buckets(bucket, pats, 1 if word in TURN_LABELS else _MAX_FRAME_DEPTH)]
-    buckets += [sorted(bucket, key=lambda k: pats[k])[:_MAX_FRAME_BUCKET] for bucket in by_last.values()]
+    # a chat's first word is its turn label, no event's word: only such a bucket is searched deeper
+    buckets = [b for word, bucket in by_first.items() for b in _frame_buckets(bucket, pats, deeper=word in TURN_LABELS)]
+    buckets += [b for bucket in by_last.values() for b in _frame_buckets(bucket, pats, deeper=False)]
     for bucket in buckets:
         for x, a in enumerate(bucket):
             for b in bucket[x + 1 :]:
@@ -430,21 +430,21 @@ _MAX_FRAME_DEPTH = 8
 ... up to this many."""
 
 
-def _frame_buckets(bucket: list[int], pats: list[tuple[str, ...]], depth: int) -> list[list[int]]:
+def _frame_buckets(bucket: list[int], pats: list[tuple[str, ...]], deeper: bool, depth: int = 1) -> list[list[int]]:
     """The templates of ``bucket`` (sharing their first ``depth`` words) to compare pairwise for frames: the
-    first ``_MAX_FRAME_BUCKET`` in pattern order and, when there are more, each set of them that shares one
-    more word, in turn (a log of many chats opens most of them with ``user:``: the templates of one
+    first ``_MAX_FRAME_BUCKET`` in pattern order and, ``deeper`` and when there are more, each set of them that
+    shares one more word, in turn (a log of many chats opens most of them with ``user:``: the templates of one
     instruction are compared among themselves, not only the first of the bucket)."""
     ordered = sorted(bucket, key=lambda k: pats[k])
     if len(ordered) <= _MAX_FRAME_BUCKET:
         return [ordered]
     out = [ordered[:_MAX_FRAME_BUCKET]]
-    if depth < _MAX_FRAME_DEPTH:
-        deeper: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    if deeper and depth < _MAX_FRAME_DEPTH:
+        by_word: dict[tuple[str, ...], list[int]] = defaultdict(list)
         for k in ordered:
             if len(pats[k]) > depth + 1:
-                deeper[pats[k][: depth + 1]].append(k)
-        out += [b for part in deeper.values() if len(part) > 1 for b in _frame_buckets(part, pats, depth + 1)]
+                by_word[pats[k][: depth + 1]].append(k)
+        out += [b for part in by_word.values() if len(part) > 1 for b in _frame_buckets(part, pats, True, depth + 1)]
     return out
 
 
