@@ -120,6 +120,37 @@ def test_chats_whose_turns_differ_never_merge_however_long_the_prompt_they_share
     assert edit_similarity(chats["one file"], chats["two files"]) >= 0.95  # the edit threshold alone would have merged them
 
 
+COMMIT = "Write a one-line commit message for the change below. Use the imperative mood.\nDiff:\n<*>"
+DIFF = (
+    "diff --git a/src/plural.py b/src/plural.py\n@@ -4,4 +4,4 @@\n def c2py(plural):\n-    return a\n"
+    "+    return a {language} function that evaluates the expression for every count it is given"
+)  # a value ending in prose that holds another value: the miner read it as static text
+STRAY = COMMIT.replace("<*>", DIFF)
+
+
+def test_a_rare_rendering_that_a_common_template_generates_joins_its_family() -> None:
+    templates = {"common": COMMIT, "stray": STRAY}
+    assert edit_similarity(COMMIT, STRAY) < DedupConfig().edit_threshold  # the edit threshold alone keeps them apart
+    joined = merge_near_duplicates(templates, None, weights={"common": 50, "stray": 3})
+    assert joined.family_of["stray"] == joined.family_of["common"]
+    (edge,) = joined.edges
+    assert (edge.a, edge.b) == ("stray", "common") and edge.edit_similarity == round(edit_similarity(COMMIT, STRAY), 6)
+    apart = merge_near_duplicates(templates, None, weights={"common": 12, "stray": 3})  # not STRAY_RATIO times rarer
+    assert apart.family_of["stray"] != apart.family_of["common"] and not apart.edges
+
+
+def test_a_pattern_of_structure_alone_or_a_gap_with_structure_absorbs_nothing() -> None:
+    chat = "user: <*>"
+    asked = "user: Explain what the function does, in detail, for a reader who has never seen Python before."
+    fenced = "```{language}\n<*>\n```"
+    block = COMMIT.replace("<*>", "The change touches {file_path}:\n```{language}\n{code}\n```\nand nothing else in the project.")
+    templates = {"chat": chat, "asked": asked, "fenced": fenced, "fenced rare": fenced.replace("<*>", "def f(x):\n    return x * 2"),
+                 "commit": COMMIT, "block": block}
+    result = merge_near_duplicates(templates, None, weights={"chat": 90, "fenced": 90, "commit": 90, "asked": 2, "fenced rare": 2, "block": 2})
+    assert not result.edges  # the labels, the fence and the slot hold no word; the block holds three placeholders
+    assert len(result.members) == len(templates)
+
+
 def test_static_swaps() -> None:
     assert static_swap(normalise("Explain <*> to me"), normalise("Explain the code to me")) is None  # a slot filled
     assert static_swap("Fix it. Be brief.", "Fix it. Run the tests. Be brief.") is None  # a sentence added

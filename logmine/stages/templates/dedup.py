@@ -27,6 +27,13 @@ shingles, plus the nearest neighbours of each template's embedding. Families are
 components of the accepted pairs, joined closest pair first, less the joins that would put two chat
 formats in one family; each keeps its members and the evidence of every merge.
 
+Last, a rare family joins an established one whose template generates its own: the established
+pattern's static pieces in order, its wildcards and placeholders read as values (any text holding one
+slot at most), where the miner kept a rendering apart because a value looked like static text (a diff
+that ends in prose, the language's name inside a project description). The established family must
+carry ``STRAY_RATIO`` times the rare one's requests, its pattern a word of its own besides turn labels
+and fences (``user: <*>`` generates anything), and frames and turns must agree.
+
 The embedder is injectable (:class:`Embedder`): :class:`SentenceEmbedder` wraps the bundled
 all-MiniLM-L6-v2 (or any local sentence-transformers directory), and
 :class:`logmine.embedding.HashingEmbedder` is a deterministic bag-of-words one for tests.
@@ -354,6 +361,7 @@ def merge_near_duplicates(
         parent[ri] = rj
         if ti and not tj:
             family_turns[rj] = ti
+    result.edges += _absorb_strays(ids, texts, [templates[t] for t in ids], frames, turns, weights, parent, family_turns, vectors)
     groups: dict[int, list[str]] = {}
     for i, tid in enumerate(ids):
         groups.setdefault(find_root(parent, i), []).append(tid)
@@ -365,6 +373,73 @@ def merge_near_duplicates(
             result.family_of[tid] = fid
     log.info("dedup: %d templates, %d candidate pairs, %d merges, %d families", len(ids), len(pairs), len(result.edges), result.families)
     return result
+
+
+STRAY_RATIO = 5
+"""A family this many times rarer than another whose template's pattern generates one of its own is a stray of it."""
+_FENCE = re.compile(r"(?:```|~~~)[\w+#.-]*")
+_CONTENT_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _absorb_strays(
+    ids: list[str], texts: list[str], raw: list[str], frames: list[tuple[str, ...]], turns: list[tuple[str, ...]],
+    weights: Mapping[str, int], parent: list[int], family_turns: dict[int, tuple[str, ...]], vectors: np.ndarray | None,
+) -> list[MergeEdge]:
+    """Join each rare family to the established family whose template's pattern, its wildcards and
+    placeholders read as any text, generates one of the rare family's templates (the miner kept a
+    rendering apart where a value looked like static text: a diff that ends in prose, a role text
+    not read as a block). The pattern must hold a word of its own besides chat turn labels and
+    fences (``{code}`` or ``user: <*>`` generates anything), frames and turns must agree, and the
+    established family must carry ``STRAY_RATIO`` times the rare one's requests; the one whose
+    pattern has the most static text wins. Family sizes are read once, before any join."""
+    from rapidfuzz.distance import Levenshtein
+
+    roots = [find_root(parent, i) for i in range(len(ids))]
+    size: dict[int, int] = defaultdict(int)
+    for i, r in enumerate(roots):
+        size[r] += weights.get(ids[i], 0)
+    patterns = []
+    for i, text in enumerate(texts):
+        pieces = text.split("\x00")
+        if len(pieces) > 1 and any(_CONTENT_WORD.search(_FENCE.sub(" ", p)) for p in _SLOTS.split(_TURN.sub(" ", raw[i]))):
+            patterns.append((sum(map(len, pieces)), i, pieces))
+    patterns.sort(key=lambda p: (-p[0], p[1]))
+    edges = []
+    for i in sorted(range(len(ids)), key=lambda i: (size[roots[i]], i)):
+        if size[roots[i]] * STRAY_RATIO > max(size.values(), default=0):
+            break
+        for _, j, pieces in patterns:
+            if (size[roots[j]] >= STRAY_RATIO * size[roots[i]] and frames[i] == frames[j] and turns[i] == turns[j]
+                    and find_root(parent, i) != find_root(parent, j) and _generates(pieces, texts[i])):
+                ri, rj = find_root(parent, i), find_root(parent, j)
+                if family_turns.get(ri) and family_turns.get(rj) and family_turns[ri] != family_turns[rj]:
+                    continue
+                semantic = None if vectors is None else round(float(np.dot(vectors[i], vectors[j])), 6)
+                edges.append(MergeEdge(ids[i], ids[j], round(float(Levenshtein.normalized_similarity(texts[i], texts[j])), 6), semantic))
+                parent[ri] = rj
+                break
+    return edges
+
+
+def _generates(pieces: list[str], text: str) -> bool:
+    """Whether ``text`` is the static ``pieces`` in order (each found at its first place after the
+    one before), the first a prefix and the last a suffix, with a value (:func:`_a_value`) in each gap."""
+    first, last = pieces[0], pieces[-1]
+    if not text.startswith(first) or not text.endswith(last) or len(text) < len(first) + len(last):
+        return False
+    pos, end = len(first), len(text) - len(last)
+    for piece in pieces[1:-1]:
+        found = text.find(piece, pos, end)
+        if found < 0 or not _a_value(text[pos:found]):
+            return False
+        pos = found + len(piece)
+    return _a_value(text[pos:end])
+
+
+def _a_value(text: str) -> bool:
+    """Whether a gap the pattern's wildcard would take reads as one value: several slots in it are
+    structure of the rarer template's own (a block with placeholders), not a value that held another."""
+    return text.count("\x00") <= 1
 
 
 def _judge(ids: list[str], texts: list[str], vectors: np.ndarray | None, i: int, j: int, config: DedupConfig) -> MergeEdge | None:
