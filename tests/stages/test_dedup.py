@@ -151,6 +151,25 @@ def test_a_pattern_of_structure_alone_or_a_gap_with_structure_absorbs_nothing() 
     assert len(result.members) == len(templates)
 
 
+SKILL = "<skill>\n{code}\n</skill> Follow the skill above when it applies to the task."
+FILLERS = {f"filler {n}": SKILL.replace("{code}", "{code}\n" + line) for n, line in enumerate([
+    "Docs are built with mkdocs from the docs folder.", "The frontend lives in its own folder and uses npm.",
+    "Keep changes backwards compatible: the public API is in the package root."])}
+
+
+def test_a_pattern_that_generates_many_templates_takes_them_at_a_smaller_ratio() -> None:
+    # three renderings whose last line of a value looked static: the pattern's gap takes many values
+    weights = {"skill": 13, "filler 0": 5, "filler 1": 4, "filler 2": 2}
+    joined = merge_near_duplicates({"skill": SKILL, **FILLERS}, None, weights=weights)
+    assert len(joined.members) == 1 and len(joined.edges) == 3
+    # one such rendering alone is a stray only at STRAY_RATIO: 13 requests to 5 keep it apart
+    alone = merge_near_duplicates({"skill": SKILL, "filler 0": FILLERS["filler 0"]}, None, weights=weights)
+    assert len(alone.members) == 2 and not alone.edges
+    # siblings used as often as the pattern are templates of their own, however many it generates
+    siblings = merge_near_duplicates({"skill": SKILL, **FILLERS}, None, weights=dict.fromkeys(weights, 30))
+    assert len(siblings.members) == 4 and not siblings.edges
+
+
 def test_static_swaps() -> None:
     assert static_swap(normalise("Explain <*> to me"), normalise("Explain the code to me")) is None  # a slot filled
     assert static_swap("Fix it. Be brief.", "Fix it. Run the tests. Be brief.") is None  # a sentence added

@@ -31,8 +31,9 @@ Last, a rare family joins an established one whose template generates its own: t
 pattern's static pieces in order, its wildcards and placeholders read as values (any text holding one
 slot at most), where the miner kept a rendering apart because a value looked like static text (a diff
 that ends in prose, the language's name inside a project description). The established family must
-carry ``STRAY_RATIO`` times the rare one's requests, its pattern a word of its own besides turn labels
-and fences (``user: <*>`` generates anything), and frames and turns must agree.
+carry ``STRAY_RATIO`` times the rare one's requests (``FILLERS_RATIO`` times where its pattern generates
+``MIN_FILLERS`` templates or more: a gap seen with many values), its pattern a word of its own besides turn
+labels and fences (``user: <*>`` generates anything), and frames and turns must agree.
 
 The embedder is injectable (:class:`Embedder`): :class:`SentenceEmbedder` wraps the bundled
 all-MiniLM-L6-v2 (or any local sentence-transformers directory), and
@@ -42,6 +43,7 @@ An :class:`EmbeddingCache` keeps vectors by text hash, so a nightly run embeds o
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import logging
 import re
@@ -377,6 +379,10 @@ def merge_near_duplicates(
 
 STRAY_RATIO = 5
 """A family this many times rarer than another whose template's pattern generates one of its own is a stray of it."""
+MIN_FILLERS = 3
+"""A pattern that generates this many other templates has a gap that takes many values: a family it generates joins
+it when the pattern's family is ``FILLERS_RATIO`` times as used (not ``STRAY_RATIO`` times)."""
+FILLERS_RATIO = 2
 _FENCE = re.compile(r"(?:```|~~~)[\w+#.-]*")
 _CONTENT_WORD = re.compile(r"[^\W\d_]{2,}")
 
@@ -390,8 +396,11 @@ def _absorb_strays(
     rendering apart where a value looked like static text: a diff that ends in prose, a role text
     not read as a block). The pattern must hold a word of its own besides chat turn labels and
     fences (``{code}`` or ``user: <*>`` generates anything), frames and turns must agree, and the
-    established family must carry ``STRAY_RATIO`` times the rare one's requests; the one whose
-    pattern has the most static text wins. Family sizes are read once, before any join."""
+    established family must carry ``STRAY_RATIO`` times the rare one's requests, or ``FILLERS_RATIO``
+    times where its pattern generates ``MIN_FILLERS`` templates or more (the gap took many values: the
+    last line of a file's text, a sentence of a project's description); the one whose pattern has the
+    most static text wins. Family sizes are read once, before any join; candidates come from the
+    templates sorted by their first (or, reversed, their last) static piece, never from all pairs."""
     from rapidfuzz.distance import Levenshtein
 
     roots = [find_root(parent, i) for i in range(len(ids))]
@@ -404,21 +413,40 @@ def _absorb_strays(
         if len(pieces) > 1 and any(_CONTENT_WORD.search(_FENCE.sub(" ", p)) for p in _SLOTS.split(_TURN.sub(" ", raw[i]))):
             patterns.append((sum(map(len, pieces)), i, pieces))
     patterns.sort(key=lambda p: (-p[0], p[1]))
+    by_start = _Affixes(texts)
+    by_end = _Affixes([t[::-1] for t in texts])
+    makers: dict[int, list[tuple[int, float]]] = defaultdict(list)  # template -> the patterns that generate it, most static text first
+    for _, j, pieces in patterns:
+        near = by_start.having(pieces[0]) if len(pieces[0]) >= len(pieces[-1]) else by_end.having(pieces[-1][::-1])
+        made = [i for i in near if i != j and frames[i] == frames[j] and turns[i] == turns[j] and _generates(pieces, texts[i])]
+        for i in made:
+            makers[i].append((j, FILLERS_RATIO if len(made) >= MIN_FILLERS else STRAY_RATIO))
     edges = []
-    for i in sorted(range(len(ids)), key=lambda i: (size[roots[i]], i)):
-        if size[roots[i]] * STRAY_RATIO > max(size.values(), default=0):
+    for i in sorted(makers, key=lambda i: (size[roots[i]], i)):
+        for j, ratio in makers[i]:
+            ri, rj = find_root(parent, i), find_root(parent, j)
+            if size[roots[j]] < ratio * size[roots[i]] or ri == rj:
+                continue
+            if family_turns.get(ri) and family_turns.get(rj) and family_turns[ri] != family_turns[rj]:
+                continue
+            semantic = None if vectors is None else round(float(np.dot(vectors[i], vectors[j])), 6)
+            edges.append(MergeEdge(ids[i], ids[j], round(float(Levenshtein.normalized_similarity(texts[i], texts[j])), 6), semantic))
+            parent[ri] = rj
             break
-        for _, j, pieces in patterns:
-            if (size[roots[j]] >= STRAY_RATIO * size[roots[i]] and frames[i] == frames[j] and turns[i] == turns[j]
-                    and find_root(parent, i) != find_root(parent, j) and _generates(pieces, texts[i])):
-                ri, rj = find_root(parent, i), find_root(parent, j)
-                if family_turns.get(ri) and family_turns.get(rj) and family_turns[ri] != family_turns[rj]:
-                    continue
-                semantic = None if vectors is None else round(float(np.dot(vectors[i], vectors[j])), 6)
-                edges.append(MergeEdge(ids[i], ids[j], round(float(Levenshtein.normalized_similarity(texts[i], texts[j])), 6), semantic))
-                parent[ri] = rj
-                break
     return edges
+
+
+class _Affixes:
+    """Texts sorted, to list those that open with a given prefix without reading the others."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.order = sorted(range(len(texts)), key=texts.__getitem__)
+        self.keys = [texts[i] for i in self.order]
+
+    def having(self, prefix: str) -> list[int]:
+        start = bisect.bisect_left(self.keys, prefix)
+        end = bisect.bisect_right(self.keys, prefix + "\U0010ffff", start) if prefix else len(self.keys)
+        return self.order[start:end]
 
 
 def _generates(pieces: list[str], text: str) -> bool:
