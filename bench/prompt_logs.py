@@ -209,7 +209,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         return "\n\n".join(f"+++++ {other_path(corpus)}\n{corpus.snippet(3, 12)}" for _ in range(rng.randint(1, 2)))
     if low == "snippet_line":
         return corpus.snippet(1, 1).strip()
-    if low in WORD_VALUES:  # placeholders of families C-H (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C-I (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -519,6 +519,44 @@ def _h_summary(corpus: CodeCorpus, rng: random.Random) -> str:
     return "\n".join(f"- {instruction(rng).capitalize()}." for _ in range(rng.randint(2, 5)))
 
 
+BRANCH_PREFIXES = ["feature", "fix", "bugfix", "chore", "refactor", "docs", "release"]  # fold I's ``BRANCH_NAME``
+OS_DISPLAY_NAMES = ["Linux", "Ubuntu", "Debian", "Fedora", "macOS", "Windows"]  # ai-shell's operating system name
+
+
+def _i_branch(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A git branch name (ProxyAI's ``{BRANCH_NAME}``)."""
+    if rng.random() < 0.3:
+        return rng.choice(["main", "master", "develop"])
+    return f"{rng.choice(BRANCH_PREFIXES)}/{corpus.rng.choice(corpus.files).stem.replace('_', '-')}"
+
+
+def _i_open_files(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The files open in the IDE, each its path and its code in a fence."""
+    return "\n\n".join(f"{other_path(corpus)}\n```python\n{corpus.snippet(4, 20)}\n```" for _ in range(rng.randint(1, 3)))
+
+
+def _i_chat(corpus: CodeCorpus, rng: random.Random, user: str, bot: str) -> str:
+    """A short chat history, one ``Role: text`` line a turn, the user's turn first."""
+    lines = []
+    for _ in range(rng.randint(1, 3)):
+        lines += [f"{user}: {instruction(rng)}", f"{bot}: {_agent_reply(corpus, rng)}"]
+    return "\n".join(lines)
+
+
+def _i_ipython_traceback(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The frames of a notebook cell's error as Jupyter reports them (without the last line)."""
+    names = _g_names(corpus)
+    frames = [f"Cell In[{rng.randint(1, 40)}], line {rng.randint(1, 30)}\n----> {rng.randint(1, 30)} {corpus.snippet(1, 1).strip()}"]
+    for _ in range(rng.randint(0, 2)):
+        frames.append(f"File {other_path(corpus)}:{rng.randint(5, 400)}, in {rng.choice(names)}\n    {corpus.snippet(1, 1).strip()}")
+    return "-" * 75 + "\n" + "\n\n".join(frames)
+
+
+def _i_paths(corpus: CodeCorpus, rng: random.Random) -> str:
+    """bloop's PATHS table rows: ``index, path``, one a line."""
+    return "\n".join(f"{i}, {other_path(corpus)}" for i in range(rng.randint(1, 6)))
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -675,8 +713,29 @@ WORD_VALUES = {
     "instruction": lambda corpus, rng: instruction(rng),
     "__shell__": lambda corpus, rng: rng.choice(["bash", "zsh", "fish", "powershell", "cmd"]),
     "__os_distro__": lambda corpus, rng: rng.choice(DISTROS),
+    # family I
+    "git_diff": lambda corpus, rng: diff(corpus),
+    "open_files": _i_open_files,
+    "active_conversation": lambda corpus, rng: _i_chat(corpus, rng, "User", "Assistant"),
+    "branch_name": _i_branch,
+    "date_iso_8601": lambda corpus, rng: (datetime(2026, 1, 1) + timedelta(days=rng.randrange(365))).strftime("%Y-%m-%d"),
+    "active_cell_id": lambda corpus, rng: "-".join(f"{rng.getrandbits(n * 4):0{n}x}" for n in (8, 4, 4, 4, 12)),
+    "extra_instructions": lambda corpus, rng: "None." if rng.random() < 0.5 else instruction(rng),
+    "traceback": _i_ipython_traceback,
+    "error_name": lambda corpus, rng: rng.choice(EXCEPTIONS + ["NameError", "AttributeError", "IndexError", "ZeroDivisionError"]),
+    "error_value": lambda corpus, rng: rng.choice(["name '{}' is not defined", "'NoneType' object has no attribute '{}'",
+                                                    "list index out of range", "division by zero", "'{}'"]).format(rng.choice(_g_names(corpus))),
+    "chat_history": lambda corpus, rng: _i_chat(corpus, rng, "Human", "AI"),
+    "script": lambda corpus, rng: " ".join(_h_command(corpus, rng)),
+    "detectshell()": lambda corpus, rng: rng.choice(["bash", "zsh", "fish", "powershell", "cmd"]),
+    "getoperationsystemdetails()": lambda corpus, rng: rng.choice(OS_DISPLAY_NAMES),
+    "paths": _i_paths,
+    "context_json": lambda corpus, rng: json.dumps([{"path": other_path(corpus), "branch": None, "ranges": []}
+                                                    for _ in range(rng.randint(1, 3))]),
+    "messages_json": lambda corpus, rng: json.dumps([{"role": r, "content": instruction(rng) if r == "user" else _agent_reply(corpus, rng)}
+                                                     for r in ["user", "assistant"] * rng.randint(1, 2)]),
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C, D, E, F, G and H's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C, D, E, F, G, H and I's templates."""
 
 
 def _js_placeholders(text: str) -> list[tuple[int, int, str]]:
