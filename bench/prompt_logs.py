@@ -50,6 +50,7 @@ EXCEPTIONS = ["ValueError", "KeyError", "TypeError", "FileNotFoundError", "Permi
 TOOL_PARAMS = ["path", "content", "command", "diff", "regex", "question", "result", "file_pattern", "recursive"]
 SYSTEMS = ["Linux-6.8.0-45-generic-x86_64-with-glibc2.39", "macOS-14.6.1-arm64-arm-64bit", "Windows-11-10.0.22631-SP0"]
 SHELLS = ["SHELL=/bin/bash", "SHELL=/bin/zsh", "COMSPEC=C:\\Windows\\system32\\cmd.exe", "SHELL=/usr/bin/fish"]
+PLAIN_SHELL_NAMES = ["bash", "zsh", "fish", "powershell", "cmd"]  # a shell by name (aichat's ``__shell__``, ai-shell's ``detectShell()``)
 OWNERS = ["acme", "octo", "logmine", "team", "data", "infra", "ml", "web", "corp", "lab"]
 OS_NAMES = ["windows", "mac", "linux"]  # Void's ``os``
 FILETYPES = ["python", "lua", "typescript", "javascript", "rust", "go", "java", "c", "cpp", "ruby", "sh", "markdown"]  # Neovim's
@@ -711,7 +712,7 @@ WORD_VALUES = {
     "cwd": lambda corpus, rng: _home(corpus, rng),
     "shell_name": lambda corpus, rng: rng.choice(["bash", "zsh", "fish", "powershell"]),
     "instruction": lambda corpus, rng: instruction(rng),
-    "__shell__": lambda corpus, rng: rng.choice(["bash", "zsh", "fish", "powershell", "cmd"]),
+    "__shell__": lambda corpus, rng: rng.choice(PLAIN_SHELL_NAMES),
     "__os_distro__": lambda corpus, rng: rng.choice(DISTROS),
     # family I
     "git_diff": lambda corpus, rng: diff(corpus),
@@ -727,7 +728,7 @@ WORD_VALUES = {
                                                     "list index out of range", "division by zero", "'{}'"]).format(rng.choice(_g_names(corpus))),
     "chat_history": lambda corpus, rng: _i_chat(corpus, rng, "Human", "AI"),
     "script": lambda corpus, rng: " ".join(_h_command(corpus, rng)),
-    "detectshell()": lambda corpus, rng: rng.choice(["bash", "zsh", "fish", "powershell", "cmd"]),
+    "detectshell()": lambda corpus, rng: rng.choice(PLAIN_SHELL_NAMES),
     "getoperationsystemdetails()": lambda corpus, rng: rng.choice(OS_DISPLAY_NAMES),
     "paths": _i_paths,
     "context_json": lambda corpus, rng: json.dumps([{"path": other_path(corpus), "branch": None, "ranges": []}

@@ -74,7 +74,7 @@ before issue 15 were developed on all 74."""
 DEV_FOLD = "A"
 HELD_OUT = ("B", "I")
 """Folds scored out of sample in the mixed log: B, and the held-out family I of ``--family-i``; every other
-fold is in sample (``FAMILIES`` says since when D to G are development families)."""
+fold is in sample (``FAMILIES`` says since when D to H are development families)."""
 
 
 @dataclass(frozen=True)

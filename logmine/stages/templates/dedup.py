@@ -415,7 +415,7 @@ def _absorb_strays(
     patterns.sort(key=lambda p: (-p[0], p[1]))
     by_start = _Affixes(texts)
     by_end = _Affixes([t[::-1] for t in texts])
-    makers: dict[int, list[tuple[int, float]]] = defaultdict(list)  # template -> the patterns that generate it, most static text first
+    makers: dict[int, list[tuple[int, int]]] = defaultdict(list)  # template -> the patterns that generate it, most static text first
     for _, j, pieces in patterns:
         near = by_start.having(pieces[0]) if len(pieces[0]) >= len(pieces[-1]) else by_end.having(pieces[-1][::-1])
         made = [i for i in near if i != j and frames[i] == frames[j] and turns[i] == turns[j] and _generates(pieces, texts[i])]
