@@ -253,6 +253,29 @@ def test_a_fim_region_is_one_slot_whatever_blank_lines_its_code_ends_with() -> N
     assert shapes == {"user: <|fim_prefix|>{code}<|fim_suffix|>{code}<|fim_middle|>"}
 
 
+def test_labelled_comments_after_a_prefix_sentinel_are_the_templates_header() -> None:
+    """``<fim_prefix># Language: Python\\n# Path: ...\\n{prefix}``: the comments that label a value
+    right after the prefix sentinel are the template's, not the code at the cursor, so FIM templates
+    that differ only in their header (or have none) do not share one skeleton."""
+    code = "import os\n\ndef main(argv):\n    x = 1\n    "
+    values = {"prefix": code, "suffix": "\n    return x\n"}
+    shapes = {
+        SLOT.sub(r"{\1}", skeleton(f"<fim_prefix>{header}{code}<fim_suffix>\n    return x\n<fim_middle>", values, SlotStore()))
+        for header in ("", "# Language: Python\n# Path: src/a.py\n", "# Language: Python\n# File uri: src/a.py\n")
+    }
+    assert shapes == {
+        "<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>",
+        "<fim_prefix># Language: Python\n# Path: src/a.py\n{prefix}<fim_suffix>{suffix}<fim_middle>",
+        "<fim_prefix># Language: Python\n# File uri: src/a.py\n{prefix}<fim_suffix>{suffix}<fim_middle>",
+    }
+    # without the record's values, the code after the header is still one slot, and a comment
+    # that labels nothing (``# parse the args``) is code
+    logged = SLOT.sub(r"{\1}", skeleton("<PRE> // File: src/x.ts \nconst a = 1;\n\n" + code + " <SUF>x<MID>", {}, SlotStore()))
+    assert logged.startswith("<PRE> // File: src/x.ts \n{code}")
+    plain = SLOT.sub(r"{\1}", skeleton("<fim_prefix># parse the args\n" + code + "<fim_suffix>x<fim_middle>", {}, SlotStore()))
+    assert plain == "<fim_prefix>{code}<fim_suffix>{code}<fim_middle>"
+
+
 def test_each_turn_of_a_chat_is_read_on_its_own() -> None:
     """A chat as ingest renders it: a turn that opens with a fence (an attached file, its path as
     the info string) has its code as one slot, and the next turn's words stay text."""

@@ -21,7 +21,7 @@ import re
 from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
 from logmine.prompt_syntax import FENCE_LINE, FIM_START, ROLE_TAG_LINE, TAG_OR_SENTINEL
 from logmine.stages.templates.cluster import SLOT
-from logmine.stages.templates.spans import body_spans, docstring_spans, inside
+from logmine.stages.templates.spans import body_spans, docstring_spans, fim_headers, inside
 
 _FIXED = re.compile(
     r"(\{(?:prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}"  # placeholders
@@ -175,6 +175,10 @@ def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None,
     _smooth(pieces, kinds)
     _comments(pieces, kinds)
     _list_items(pieces, kinds)
+    if headers := fim_headers(text):
+        for i, (_, _, offset) in enumerate(pieces):
+            if kinds[i] == "code" and inside(offset, headers):
+                kinds[i] = "text"
     return kinds
 
 

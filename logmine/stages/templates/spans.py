@@ -1,5 +1,6 @@
 """Spans of a prompt that hold code whatever their lines look like: fenced blocks, tag bodies, the
-text after fill-in-the-middle and file sentinels, context snippets, and docstrings
+text after fill-in-the-middle and file sentinels (past a header of labelled comments), context
+snippets, and docstrings
 (:mod:`logmine.stages.templates.bodies` reads every line inside them as code)."""
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def body_spans(text: str) -> list[tuple[int, int]]:
         spans += [m.span(2) for m in _TAG_BODY.finditer(text)]
     for m in FIM_START.finditer(text):
         nxt = SENTINEL.search(text, m.end())
-        spans.append((m.end(), nxt.start() if nxt else len(text)))
+        start = _past_header(text, m.end()) if m.group(0) in FIM_PREFIX_SENTINELS else m.end()
+        spans.append((start, nxt.start() if nxt else len(text)))
     if "\n" + SNIPPET_HEADERS[0] in text or text.startswith(SNIPPET_HEADERS):
         # a context snippet: from its header line (``+++++ path``) to the next one, the file's code
         heads = [m.start() for m in _SNIPPET_HEAD.finditer(text)]
@@ -54,6 +56,33 @@ _SNIPPET_HEAD = re.compile("(?m)^(?:" + "|".join(map(re.escape, SNIPPET_HEADERS)
 
 _FIM_SUFFIX = re.compile("|".join(map(re.escape, FIM_SUFFIX_SENTINELS)))
 _FIM_PREFIX = re.compile("|".join(map(re.escape, FIM_PREFIX_SENTINELS)))
+
+
+_HEADER_LINE = re.compile(r"(?:#|//|--|;+)[ \t]*[A-Z][A-Za-z]*(?: [A-Za-z]+){0,2}:[ \t]+\S[^\n]*\n")
+"""A comment that labels a value (``# Language: Python``, ``// File: src/a.ts``): a line a template
+writes above the code of a fill-in-the-middle prompt."""
+
+
+def fim_headers(text: str) -> list[tuple[int, int]]:
+    """The labelled comment lines right after each prefix sentinel (``<fim_prefix># Language: Python``
+    then ``# Path: src/a.py``): the template's header of the file, not the code at the cursor. They
+    stay text, so that templates differing only in their header (or having none) stay apart."""
+    if not _HEADER_START.search(text):
+        return []
+    return [(m.end(), end) for m in _FIM_PREFIX.finditer(text) if (end := _past_header(text, m.end())) > m.end()]
+
+
+_HEADER_START = re.compile(r"(?:" + "|".join(map(re.escape, FIM_PREFIX_SENTINELS)) + r")[ \t]?(?:#|//|--|;)")
+
+
+def _past_header(text: str, at: int) -> int:
+    """``at`` moved past the labelled comment lines (:data:`_HEADER_LINE`) that start there (after
+    one space: ``<PRE> # Language: ...``), or ``at`` where there are none."""
+    start = at + 1 if text.startswith(" ", at) else at
+    end = start
+    while (m := _HEADER_LINE.match(text, end)) is not None:
+        end = m.end()
+    return end if end > start else at
 
 
 def docstring_spans(text: str, fixed: re.Pattern[str]) -> list[tuple[int, int]]:
