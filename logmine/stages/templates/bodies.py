@@ -118,8 +118,9 @@ def code_regions(text: str, slots: SlotStore, language: str | None = None) -> st
     blank space between them, becomes one slot token. A tag's body that holds code is one slot
     whole, the blank space at its edges included (it is the value's: a prefix ending in indentation)."""
     pieces = _pieces(text)
-    bodies = body_spans(text)
-    kinds = _kinds(pieces, text, language, bodies)
+    headers = fim_headers(text)
+    bodies = body_spans(text, headers)
+    kinds = _kinds(pieces, text, language, bodies, headers)
     whole = _code_bodies(pieces, kinds, bodies)
     out: list[str] = []
     run: list[int] = []
@@ -151,9 +152,12 @@ def code_regions(text: str, slots: SlotStore, language: str | None = None) -> st
     return "".join(out)
 
 
-def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None, bodies: list[tuple[int, int]]) -> list[str]:
+def _kinds(
+    pieces: list[tuple[str, bool, int]], text: str, language: str | None, bodies: list[tuple[int, int]], headers: list[tuple[int, int]]
+) -> list[str]:
     """The kind of every piece (see :func:`_kind`), then corrected by its context: inside ``bodies``
-    (:func:`~logmine.stages.templates.spans.body_spans`) or a docstring it is code whatever it looks like."""
+    (:func:`~logmine.stages.templates.spans.body_spans`) or a docstring it is code whatever it looks like,
+    inside a FIM header (``headers``, :func:`~logmine.stages.templates.spans.fim_headers`) text."""
     forced = bodies + docstring_spans(text, _FIXED)
     kinds = []
     starts, inner = _KINDS.setdefault((language, True), {}), _KINDS.setdefault((language, False), {})
@@ -175,7 +179,7 @@ def _kinds(pieces: list[tuple[str, bool, int]], text: str, language: str | None,
     _smooth(pieces, kinds)
     _comments(pieces, kinds)
     _list_items(pieces, kinds)
-    if headers := fim_headers(text):
+    if headers:
         for i, (_, _, offset) in enumerate(pieces):
             if kinds[i] == "code" and inside(offset, headers):
                 kinds[i] = "text"

@@ -24,17 +24,18 @@ _TAG_BODY = re.compile(r"(?<!<)<([A-Z][A-Z0-9_]{1,30})>(.*?)</\1>(?!>)", re.DOTA
 """An upper-case tag's body (not Llama 2's ``<<SYS>> ... <</SYS>>``: a system prompt, text)."""
 
 
-def body_spans(text: str) -> list[tuple[int, int]]:
+def body_spans(text: str, headers: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Character spans that each hold one code value whatever its lines look like: the bodies of
     fenced blocks and of upper-case tags (``<CONTEXTDOCUMENT>``), and the text after a
-    fill-in-the-middle or file sentinel up to the next sentinel."""
+    fill-in-the-middle or file sentinel up to the next sentinel, past its header (``headers``, as
+    :func:`fim_headers` finds them)."""
     spans = [m.span(2) for m in _FENCE_BODY.finditer(text)] if "```" in text or "~~~" in text else []
     if "</" in text:
         spans += [m.span(2) for m in _TAG_BODY.finditer(text)]
+    past = dict(headers)
     for m in FIM_START.finditer(text):
         nxt = SENTINEL.search(text, m.end())
-        start = _past_header(text, m.end()) if m.group(0) in FIM_PREFIX_SENTINELS else m.end()
-        spans.append((start, nxt.start() if nxt else len(text)))
+        spans.append((past.get(m.end(), m.end()), nxt.start() if nxt else len(text)))
     if "\n" + SNIPPET_HEADERS[0] in text or text.startswith(SNIPPET_HEADERS):
         # a context snippet: from its header line (``+++++ path``) to the next one, the file's code
         heads = [m.start() for m in _SNIPPET_HEAD.finditer(text)]
@@ -65,14 +66,15 @@ writes above the code of a fill-in-the-middle prompt."""
 
 def fim_headers(text: str) -> list[tuple[int, int]]:
     """The labelled comment lines right after each prefix sentinel (``<fim_prefix># Language: Python``
-    then ``# Path: src/a.py``): the template's header of the file, not the code at the cursor. They
-    stay text, so that templates differing only in their header (or having none) stay apart."""
+    then ``# Path: src/a.py``), each from the sentinel's end to the header's: the template's header of
+    the file, not the code at the cursor. They stay text, so that templates differing only in their
+    header (or having none) stay apart."""
     if not _HEADER_START.search(text):
         return []
     return [(m.end(), end) for m in _FIM_PREFIX.finditer(text) if (end := _past_header(text, m.end())) > m.end()]
 
 
-_HEADER_START = re.compile(r"(?:" + "|".join(map(re.escape, FIM_PREFIX_SENTINELS)) + r")[ \t]?(?:#|//|--|;)")
+_HEADER_START = re.compile(r"(?:" + "|".join(map(re.escape, FIM_PREFIX_SENTINELS)) + r") ?(?:#|//|--|;)")
 
 
 def _past_header(text: str, at: int) -> int:
