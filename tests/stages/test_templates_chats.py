@@ -257,6 +257,22 @@ def test_long_chats_with_files_that_share_only_a_length_are_no_template() -> Non
     assert sorted(g.members for g in cluster(units, [1, 1, 1], ClusterParams(chat_turns=True))) == [[0], [1], [2]]
 
 
+def test_short_prompts_that_share_only_a_length_and_hold_code_at_other_places_are_no_template() -> None:
+    """Short prompts of one token count from different templates: one a sentence and a code slot, one a code
+    slot and a sentence. Position by position they share no word, but their code slots are at other places,
+    which one template's prompts of one length never do: they stay apart for the later merges to place. Short
+    free text with no code (a user's own messages) is still one template of wildcards."""
+    units = [("user:", "I", "ran", "this:", "{code:abcdefgh}", "ok"),
+             ("user:", "I", "saw", "that:", "{code:bcdefghi}", "now"),
+             ("user:", "{code:cdefghij}", "Docs", "are", "in", "docs/."),
+             ("user:", "Okay,", "here", "is", "some", "{code:defghijk}")]
+    params = ClusterParams(chat_turns=True)
+    assert sorted(g.members for g in cluster(units, [1, 1, 1, 1], params)) == [[0], [1], [2], [3]]
+    assert len(cluster(units, [1, 1, 1, 1], ClusterParams(chat_turns=False))) == 1
+    free = [("user:", "fix", "the", "parser"), ("user:", "rename", "this", "loop"), ("user:", "explain", "these", "imports")]
+    assert [g.members for g in cluster(free, [1, 1, 1], params)] == [[0, 1, 2]]
+
+
 def test_the_words_that_end_two_templates_requests_frame_no_free_text_after_a_chats_files() -> None:
     """Two templates after attached files: ``User Request:`` and the user's words, or a paragraph and the
     user's words. The words come from the same lists, so prompts of both end alike (``... with type hints``):

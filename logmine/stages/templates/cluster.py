@@ -225,7 +225,7 @@ def _split_bucket(
             pattern = pattern_of(rows)
             if start:  # a field before ``start`` is a variable, also where this group's lines share its word
                 pattern = (*(field_token(col) for col in list(zip(*rows))[:start]), *pattern[start:])
-            if params.chat_turns and len(idx) > 1 and _no_static_text(pattern, wildcards):
+            if params.chat_turns and len(idx) > 1 and _no_static_text(pattern, rows, wildcards):
                 out.extend(Group([i], units[i]) for i in idx)  # prompts that share a length, nothing else
                 continue
             out.append(Group(idx, pattern))
@@ -237,11 +237,18 @@ def _split_bucket(
     return out
 
 
-def _no_static_text(pattern: tuple[str, ...], wildcards: frozenset[str]) -> bool:
-    """Whether a long pattern has no constant word but its chat's structure (turn labels, the fences of
-    attached files): prompts of that length that have nothing else in common (a template's prompts share
-    its static text)."""
-    return len(pattern) > MAX_REQUEST_WORDS and _structure_only(pattern, wildcards)
+def _no_static_text(pattern: tuple[str, ...], rows: Sequence[Sequence[str]], wildcards: frozenset[str]) -> bool:
+    """Whether a pattern has no constant word but its chat's structure (turn labels, the fences of
+    attached files) and its prompts have nothing else in common either: it is long (a template's prompts
+    share its static text), or its prompts hold their code slots at different places (one template's
+    prompts of one length hold them at the same places; a user's short messages hold none)."""
+    if not _structure_only(pattern, wildcards):
+        return False
+    return len(pattern) > MAX_REQUEST_WORDS or len({_slot_places(row) for row in rows}) > 1
+
+
+def _slot_places(row: Sequence[str]) -> tuple[int, ...]:
+    return tuple(k for k, tok in enumerate(row) if "{" in tok and SLOT.search(tok))
 
 
 def _constant_position(
