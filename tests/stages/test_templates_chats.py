@@ -243,6 +243,11 @@ def test_long_prompts_that_share_only_a_length_are_no_template() -> None:
     units = [("user:", *words(MAX_REQUEST_WORDS + 10)) for _ in range(3)]
     assert len(cluster(units, [1, 1, 1], ClusterParams(chat_turns=False))) == 1
     assert sorted(g.members for g in cluster(units, [1, 1, 1], ClusterParams(chat_turns=True))) == [[0], [1], [2]]
+    # a prompt logged as one text (no turn labels) opens with a word of its own: the first word of the
+    # bucket is shared by construction, no static text of a template
+    plain = [("Please", *words(MAX_REQUEST_WORDS + 10)) for _ in range(3)]
+    assert len(cluster(plain, [1, 1, 1], ClusterParams(chat_turns=False))) == 1
+    assert sorted(g.members for g in cluster(plain, [1, 1, 1], ClusterParams(chat_turns=True))) == [[0], [1], [2]]
 
 
 def test_long_chats_with_files_that_share_only_a_length_are_no_template() -> None:

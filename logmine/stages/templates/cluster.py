@@ -238,11 +238,12 @@ def _split_bucket(
 
 
 def _no_static_text(pattern: tuple[str, ...], rows: Sequence[Sequence[str]], wildcards: frozenset[str]) -> bool:
-    """Whether a pattern has no constant word but its chat's structure (turn labels, the fences of
-    attached files) and its prompts have nothing else in common either: it is long (a template's prompts
-    share its static text), or its prompts hold their code slots at different places (one template's
-    prompts of one length hold them at the same places; a user's short messages hold none)."""
-    if not _structure_only(pattern, wildcards):
+    """Whether a pattern has no constant word but its first (the word its bucket shares: ``user:``, or a
+    prompt's first word, ``Please``) and its chat's structure (turn labels, the fences of attached files),
+    and its prompts have nothing else in common either: it is long (a template's prompts share its static
+    text), or its prompts hold their code slots at different places (one template's prompts of one length
+    hold them at the same places; a user's short messages hold none)."""
+    if not _structure_only(pattern[1:], wildcards):
         return False
     return len(pattern) > MAX_REQUEST_WORDS or len({_slot_places(row) for row in rows}) > 1
 
