@@ -15,8 +15,9 @@ templates. The steps, each deterministic and independent of the order of the uni
 2. Split each bucket recursively, always on the position with the fewest distinct words,
    while that position looks like a constant: few distinct words (at most
    ``max_constant_values``), not a ``key=value`` pair, no masked value among them. The
-   positions left that still differ are variables. Long chat prompts whose group has no constant
-   word but their structure (turn labels, fences) share only a length: they stay apart.
+   positions left that still differ are variables. Prompts whose group has no constant word but
+   its first and their structure (turn labels, fences) share only a length when they are long or
+   hold their code slots at different places: they stay apart.
 3. Merge templates of different lengths whose patterns are equal once runs of adjacent
    wildcards are read as one variable-length wildcard (a value of several words).
 4. Merge templates that share a frame (the same words before and after) and differ only in
