@@ -59,9 +59,13 @@ _FIM_SUFFIX = re.compile("|".join(map(re.escape, FIM_SUFFIX_SENTINELS)))
 _FIM_PREFIX = re.compile("|".join(map(re.escape, FIM_PREFIX_SENTINELS)))
 
 
-_HEADER_LINE = re.compile(r"(?:#|//|--|;+)[ \t]*[A-Z][A-Za-z]*(?: [A-Za-z]+){0,2}:[ \t]+\S[^\n]*\n")
+_COMMENT_MARK = r"(?:#|//|--|;+)"
+"""What opens a line comment in the languages a FIM template writes its header in."""
+_HEADER_LINE = re.compile(_COMMENT_MARK + r"[ \t]*[A-Z][A-Za-z]*(?: [A-Za-z]+){0,2}:[ \t]+\S[^\n]*\n")
 """A comment that labels a value (``# Language: Python``, ``// File: src/a.ts``): a line a template
 writes above the code of a fill-in-the-middle prompt."""
+_HEADER_START = re.compile(f"(?:{_FIM_PREFIX.pattern}) ?{_COMMENT_MARK}")
+"""A prefix sentinel with a comment right after it: the quick check before headers are looked for."""
 
 
 def fim_headers(text: str) -> list[tuple[int, int]]:
@@ -72,9 +76,6 @@ def fim_headers(text: str) -> list[tuple[int, int]]:
     if not _HEADER_START.search(text):
         return []
     return [(m.end(), end) for m in _FIM_PREFIX.finditer(text) if (end := _past_header(text, m.end())) > m.end()]
-
-
-_HEADER_START = re.compile(r"(?:" + "|".join(map(re.escape, FIM_PREFIX_SENTINELS)) + r") ?(?:#|//|--|;)")
 
 
 def _past_header(text: str, at: int) -> int:
