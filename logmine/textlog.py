@@ -5,9 +5,13 @@ with the line that opened it.
 The header is found per file, not configured (:func:`detect_header`): the first lines are read
 as a sequence of typed slots -- a timestamp of one of several shapes, a ``[thread]``, a level
 word from a fixed set, a pid, a host, a logger or category -- with the separators between them
-(``" - "``, ``": "``, ``","``, ``"|"``). The slot sequence most of those lines share is the
-file's :class:`Header`, compiled to one regex. It covers idea.log, log4j/logback layouts,
-Python logging, syslog and the like, without naming any of them.
+(``" - "``, ``" -- "``, ``": "``, ``","``, ``"|"``). The slot sequence most of those lines share
+is the file's :class:`Header`, compiled to one regex, and a sequence counts only the lines its
+regex parses whole (a grammar that could not read its own lines would make a file one entry).
+It covers idea.log, log4j/logback layouts, Python logging, syslog, the JVM's unified logging,
+Ray's logs and the like, without naming any of them. java.util.logging's default layout puts
+the level and message on the entry's second line (``INFO: Started``): such a file's header is
+the first line's and the level line completes the entry (:attr:`Header.level_line`).
 
 :func:`entries` then reads every line: a line the header parses (or that starts with the
 header's timestamp) opens an :class:`Entry`; any other line -- ``at ...`` frames, ``Caused by:``,
@@ -52,7 +56,9 @@ TIMESTAMPS = (
     rf"\d{{4}}-\d{{2}}-\d{{2}}-\d{{2}}\.\d{{2}}\.\d{{2}}{_FRACTION}",  # 2005-06-03-15.42.50.675872
     rf"\d{{2,4}}/\d{{1,2}}/\d{{1,2}}[ T:]\d{{1,2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # 17/06/09 20:10:40
     rf"\d{{2}}/{_MONTH}/\d{{4}}:\d{{2}}:\d{{2}}:\d{{2}}(?: [+-]\d{{4}})?",  # access log 10/Oct/2000:13:55:36 -0700
-    rf"{_DAY} {_MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION} \d{{4}}",  # ctime: Sun Dec 04 04:47:44 2005
+    rf"{_DAY} {_MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}(?: [A-Z]{{3,4}})? \d{{4}}",  # ctime: Sun Dec 04 04:47:44 [UTC] 2005
+    rf"{_MONTH} \d{{1,2}}, \d{{4}} \d{{1,2}}:\d{{2}}:\d{{2}} [AP]M",  # java.util.logging: Dec 06, 2026 9:51:14 PM
+    rf"\d{{1,2}}[- ]{_MONTH}[- ]\d{{4}}[ :]\d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # 06-Dec-2026 21:55:00.123, 06 Dec 2026 21:55:00
     rf"{_MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}(?: \d{{4}})?",  # syslog: Dec 10 06:55:46
     rf"\d{{2}}-\d{{2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # logcat: 03-17 16:13:38.811
     r"\d{6} \d{6}",  # 081109 203615
@@ -68,15 +74,23 @@ FIELDS = ("ts", "thread", "level", "logger", "pid", "tid", "host", "context")
 _WS = re.compile(r"\s*")
 _BRACKET = re.compile(r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]")
 _COLON_LOGGER = re.compile(r"([^\s\[\]:]+)(?:\[(\d+)\])?:(?=\s|$)")
-_DASH_LOGGER = re.compile(r"(\S(?:[^\n]{0,80}?\S)?)(?=\s+-(?:\s|$))")
+_DASH_LOGGER = re.compile(r"(\S(?:[^\n]{0,80}?\S)?)(?=\s+-{1,3}(?:\s|$))")
 _WORD_LOGGER = re.compile(r"[\w.$#/<>@-]+(?=\s{2,}|\s+\[)")
+_LOGGER_BEFORE_LEVEL = re.compile(rf"[\w.$#/<>@-]+(?=\s+{_LEVEL_RX})")
 _SPACED_COLON_LOGGER = re.compile(r"([\w.$#/<>@-]+)\s+:(?=\s)")
 _WORD = re.compile(r"\S+")
 _LEVEL = re.compile(_LEVEL_RX)
 _LETTER_LEVEL = re.compile(_LETTER_LEVEL_RX)
 _NUM = re.compile(r"\d{1,9}(?=\s)")
+_UPTIME = re.compile(r"\d+(?:\.\d+)?(?:s|ms)")
+_BRACKET_FIELDS = (rf"(?:\s+(?P<level>{_LEVEL_RX}|[VDIWEFA](?=[\s\]])))?(?:\s+(?P<pid>\d{{1,9}}))?(?:\s+(?P<tid>\d{{1,19}}))?"
+                   r"(?:\s+(?P<logger>[^\s\[\]]+))?\s*")
+"""What a bracket may hold after its timestamp: Rust's env_logger ``[ts LEVEL target]``, Ray's ``[ts I pid tid]``."""
+_BRACKET_REST = re.compile(_BRACKET_FIELDS.replace("(?P<level>", "(?:").replace("(?P<pid>", "(?:").replace("(?P<tid>", "(?:")
+                           .replace("(?P<logger>", "(?:"))
 _PY_DEFAULT = re.compile(rf"({_LEVEL_WORD}):([^\s:]*):")
-_SEPARATORS = {"-": re.compile(r"-(?=\s|$)"), "--": re.compile(r"-{2,3}(?=\s)"), "|": re.compile(r"\|"), ",": re.compile(r",")}
+_SEPARATORS = {"-": re.compile(r"-(?=\s|$)"), "--": re.compile(r"-{2,3}(?=\s)"), "|": re.compile(r"\|"), ",": re.compile(r","),
+               ":": re.compile(r":(?=\s|$)")}
 MAX_SLOTS = 10
 
 
@@ -122,6 +136,8 @@ def scan(line: str) -> tuple[str, ...]:
             break
         slots.append(slot)
         have.add(_kind(slot))
+        if slot.endswith(" +]"):  # the bracket holds them: none comes after
+            have |= {"level", "logger", "fields"}
         if slot in ("logger:", "logger :"):
             break
     while slots and slots[-1] in ("|", ","):
@@ -148,8 +164,10 @@ def _next_slot(line: str, pos: int, slots: list[str], have: set[str]) -> tuple[s
             return "level", m.end()
     if "logger" in have:
         return None, pos
-    if slots.count("num") < 2 and not after_sep and (m := _NUM.match(line, pos)):
+    if slots.count("num") < 2 and "fields" not in have and not after_sep and (m := _NUM.match(line, pos)):
         return "num", m.end()
+    if "ts" in have and "level" not in have and (m := _LOGGER_BEFORE_LEVEL.match(line, pos)):
+        return "logger", m.end()  # Python's ``%(asctime)s %(name)-12s %(levelname)-8s %(message)s``
     if (m := _COLON_LOGGER.match(line, pos)) and _is_ts(m.group(1)) is None:
         return "logger:", m.end()
     if have & {"level", "thread"} and (m := _SPACED_COLON_LOGGER.match(line, pos)):
@@ -174,8 +192,14 @@ def _bracket_slot(line: str, pos: int, last: str, have: set[str]) -> tuple[str |
         return "[level]", m.end()
     if "ts" not in have and (k := _is_ts(inner)) is not None:
         return f"[ts@{k}]", m.end()
+    if "ts" not in have and not have and (ts := _ts_at(inner, 0)) and _BRACKET_REST.fullmatch(inner, ts[1]):
+        return f"[ts@{ts[0]} +]", m.end()  # the timestamp and more fields in one bracket: ``[ts LEVEL target]``
     if "logger" in have:
         return ("[context]", m.end()) if last == "logger" and "context" not in have else (None, pos)
+    if last == "[level]":  # a bracket after a bracketed level: the category (the JVM's ``[info][gc,init]``)
+        return "[logger]", m.end()
+    if "context" not in have and _UPTIME.fullmatch(inner):  # the JVM's ``[0.009s]``: time since start, no thread
+        return "[context]", m.end()
     if "thread" in have:
         return None, pos
     return "[thread]", m.end()
@@ -184,12 +208,13 @@ def _bracket_slot(line: str, pos: int, last: str, have: set[str]) -> tuple[str |
 _FRAGMENTS = {
     "[thread]": r"\[\s*(?P<thread>(?:[^\[\]]|\[[^\[\]]*\])*?)\s*\]",
     "[context]": r"\[(?P<context>(?:[^\[\]]|\[[^\[\]]*\])*)\]",
+    "[logger]": r"\[\s*(?P<logger>[^\[\]]*?)\s*\]",
     "level": rf"(?P<level>{_LEVEL_RX}|{_LETTER_LEVEL_RX})",
     "[level]": rf"\[\s*(?P<level>{_LEVEL_RX})\s*\]",
     "host": r"(?P<host>\S+)",
     "logger:": r"(?P<logger>[^\s\[\]:]+)(?:\[(?P<pid2>\d+)\])?:(?=\s|$)",
     "logger:raw": r"(?P<logger>[^\s:]*):",
-    "logger-": r"(?P<logger>\S(?:.{0,80}?\S)?)(?=\s+-(?:\s|$))",
+    "logger-": r"(?P<logger>\S(?:.{0,80}?\S)?)(?=\s+-{1,3}(?:\s|$))",
     "logger": r"(?P<logger>[\w.$#/<>@-]+)",
     "logger :": r"(?P<logger>[\w.$#/<>@-]+)\s+:(?=\s)",
     "-": r"-(?=\s|$)",
@@ -207,16 +232,25 @@ class Header:
     slots: tuple[str, ...]
     coverage: float = 1.0
     """Share of the sampled lines that opened with exactly these slots."""
+    level_line: bool = False
+    """The level opens the entry's next line (``INFO: message``) and the rest of the first line
+    names the logger: java.util.logging's default two-line layout."""
     pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
     ts_pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    """What a line opens with when it opens an entry the whole grammar does not parse: the timestamp
+    (or the level, for a grammar without one)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pattern", re.compile(_regex(self.slots)))
         first = self.slots[0] if self.slots else ""
-        ts = None
-        if "ts@" in first:
-            ts = re.compile(rf"\[\s*{_ts_fragment(first)}\s*\]" if first.startswith("[") else _ts_fragment(first) + r"(?=\s|$|[,|])")
-        object.__setattr__(self, "ts_pattern", ts)
+        lead = None
+        if first.endswith(" +]"):
+            lead = re.compile(rf"\[\s*{_ts_fragment(first)}[^\]]*\]")
+        elif "ts@" in first:
+            lead = re.compile(rf"\[\s*{_ts_fragment(first)}\s*\]" if first.startswith("[") else _ts_fragment(first) + r"(?=\s|$|[,|])")
+        elif first == "level":  # a grammar of the level first (``INFO:     Started``): a line that opens with a level opens an entry
+            lead = re.compile(rf"(?P<level>{_LEVEL_RX}):?(?=\s)")
+        object.__setattr__(self, "ts_pattern", lead)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -224,13 +258,16 @@ class Header:
         names = set(self.pattern.groupindex)
         if "pid2" in names:
             names.add("pid")
+        if self.level_line:
+            names |= {"level", "logger"}
         return tuple(f for f in FIELDS if f in names)
 
     @property
     def name(self) -> str:
         """The grammar as text, e.g. ``ts [thread] level - logger -``."""
-        return " ".join("ts" if "ts@" in s and not s.startswith("[") else "[ts]" if "ts@" in s else s.replace(":raw", "")
-                        for s in self.slots).replace("logger-", "logger")
+        return " ".join("ts" if "ts@" in s and not s.startswith("[") else "[ts ...]" if s.endswith(" +]") else "[ts]" if "ts@" in s
+                        else s.replace(":raw", "")
+                        for s in self.slots).replace("logger-", "logger") + (" logger / level:" if self.level_line else "")
 
     def parse(self, line: str) -> dict[str, str | None] | None:
         """The header fields and ``message`` of a line that opens an entry, or None (a continuation).
@@ -240,10 +277,11 @@ class Header:
         return self.match(line) or self.match_timestamp(line)
 
     def match_timestamp(self, line: str) -> dict[str, str | None] | None:
-        """The fields of a line that opens with this grammar's timestamp: the timestamp, the rest as message."""
+        """The fields of a line that opens with this grammar's first slot (its timestamp; its level when
+        it opens with one): that field, the rest as message."""
         if self.ts_pattern is None or not (t := self.ts_pattern.match(line)):
             return None
-        return {**dict.fromkeys(self.fields), "ts": t.group("ts"), "message": line[t.end():].strip()}
+        return {**dict.fromkeys(self.fields), **t.groupdict(), "message": line[t.end():].strip()}
 
     def match(self, line: str) -> dict[str, str | None] | None:
         """The header fields and ``message`` of a line the whole grammar parses, or None."""
@@ -259,7 +297,7 @@ class Header:
 
 
 def _ts_fragment(slot: str) -> str:
-    k = int(slot.split("@")[1].rstrip("]"))
+    k = int(re.search(r"@(\d+)", slot).group(1))  # type: ignore[union-attr]
     return f"(?P<ts>{TIMESTAMPS[k]})"
 
 
@@ -267,7 +305,9 @@ def _regex(slots: Sequence[str]) -> str:
     parts = []
     nums = 0
     for i, slot in enumerate(slots):
-        if "ts@" in slot:
+        if "ts@" in slot and slot.endswith(" +]"):
+            frag = rf"\[\s*{_ts_fragment(slot[:-3])}{_BRACKET_FIELDS}\]"
+        elif "ts@" in slot:
             frag = _ts_fragment(slot)
             frag = rf"\[\s*{frag}\s*\]" if slot.startswith("[") else frag
         elif slot == "num":
@@ -282,7 +322,7 @@ def _regex(slots: Sequence[str]) -> str:
     body = "".join(parts)
     if nums:  # a syslog-style ``proc[pid]:`` after a pid slot: the first one is the pid
         body = body.replace("(?P<pid2>", "(?:")
-    end = r"\s*" if slots and slots[-1] in (":", "logger:raw") else r"(?:\s+|$)"
+    end = r"\s*" if slots and (slots[-1] in (":", "logger:raw") or slots[-1].startswith("[")) else r"(?:\s+|$)"
     return "^" + body + end
 
 
@@ -290,26 +330,51 @@ def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0
     """The header grammar most of the first ``sample`` non-blank lines open with, or None.
 
     A grammar needs a timestamp or a level slot; it is kept when it opens at least ``min_share``
-    of the lines that open with any slots, and at least 2 lines (1 in a one-line file).
+    of the lines that open with any slots, and at least 2 lines (1 in a one-line file). A shape
+    counts only the lines its compiled grammar parses whole: a grammar that would not read the lines
+    it was found on never becomes the file's header (each line would then continue the one before).
     """
-    shapes: Counter[tuple[str, ...]] = Counter()
+    shapes: dict[tuple[str, ...], list[str]] = {}
+    before_level: Counter[tuple[str, ...]] = Counter()  # shapes of the lines a ``LEVEL: message`` line follows
     seen = 0
+    last: tuple[str, ...] = ()
     for line in lines:
         if not line.strip():
             continue
         seen += 1
         slots = scan(line)
         if any("ts@" in s or "level" in s for s in slots):
-            shapes[slots] += 1
+            shapes.setdefault(slots, []).append(line)
+        if slots == _LEVEL_LINE_SHAPE and "level" not in last:
+            before_level[last] += 1
+        last = slots
         if seen >= sample:
             break
     if not shapes:
         return None
-    total = sum(shapes.values())
-    best, count = max(shapes.items(), key=lambda kv: (kv[1], len(kv[0]), kv[0]))
+    total = sum(len(found) for found in shapes.values())
+    parsed: Counter[tuple[str, ...]] = Counter()
+    dated: Counter[tuple[str, ...]] = Counter()  # lines the grammar reads at least the timestamp of
+    for slots, found in sorted(shapes.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:_SHAPES_TRIED]:
+        grammar = Header(slots)
+        parsed[slots] = sum(grammar.match(line) is not None for line in found)
+        dated[slots] = sum(grammar.parse(line) is not None for line in found)
+    best, count = max(parsed.items(), key=lambda kv: (kv[1], len(kv[0]), kv[0]))
+    if count < min_share * total:  # no grammar reads its lines whole: one that opens them with its timestamp still cuts entries
+        best, count = max(dated.items(), key=lambda kv: (kv[1], len(kv[0]), kv[0]))
+    shape, pairs = max(before_level.items(), key=lambda kv: (kv[1], kv[0]), default=((), 0))
+    if shape and _kind(shape[0]) == "ts" and best in (shape, _LEVEL_LINE_SHAPE) and 2 * pairs >= parsed[best]:
+        # most ``LEVEL: message`` lines follow a line of a timestamp, or the other way round: one entry of two lines
+        return Header(shape, round(pairs / seen, 4), level_line=True)
     if count < min(2, seen) or count < min_share * total:
         return None
     return Header(best, round(count / seen, 4))
+
+
+_SHAPES_TRIED = 8
+"""Most frequent slot shapes whose grammars are compiled and tried on their lines."""
+_LEVEL_LINE_SHAPE = ("level", ":")
+_LEVEL_LINE = re.compile(rf"(?P<level>{_LEVEL_RX}):\s+")
 
 
 @dataclass
@@ -323,11 +388,13 @@ class Entry:
     message: str
     """The message of the first line (the header cut off): what templates are mined from."""
     continuation: list[str] = field(default_factory=list)
-    """The physical lines after the first that belong to the entry, as they are."""
+    """The physical lines after the head that belong to the entry, as they are."""
+    head_lines: int = 1
+    """Physical lines the head spans: 2 where the level and message open the next line (:attr:`Header.level_line`)."""
 
     @property
     def lines(self) -> int:
-        return 1 + len(self.continuation)
+        return self.head_lines + len(self.continuation)
 
     @property
     def text(self) -> str:
@@ -364,6 +431,12 @@ def entries(lines: Iterable[str], header: Header | None) -> Iterator[Entry]:
                 fields = {"message": line.strip()}
             elif current is None:  # before the first header line: they make one entry without header fields
                 current = Entry(number, {}, line.strip())
+                continue
+            elif header is not None and header.level_line and not current.continuation and current.fields.get("level") is None \
+                    and (m := _LEVEL_LINE.match(line)):
+                current.fields.update(level=m.group("level"), logger=current.message or None)
+                current.message = line[m.end():].strip()
+                current.head_lines += 1
                 continue
             else:
                 current.continuation.append(line)
@@ -414,7 +487,9 @@ _MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun",
 _ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T -](\d{2})[:.](\d{2})[:.](\d{2})(?:[.,](\d{1,9}))?\s?(Z|UTC|GMT|[+-]\d{2}:?\d{2})?$")
 _SLASH = re.compile(r"(\d{2,4})/(\d{1,2})/(\d{1,2})[ T:](\d{1,2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?$")
 _CLF = re.compile(r"(\d{2})/([A-Z][a-z]{2})/(\d{4}):(\d{2}):(\d{2}):(\d{2})(?: ([+-]\d{4}))?$")
-_CTIME = re.compile(r"[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))? (\d{4})$")
+_CTIME = re.compile(r"[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(?: (UTC|GMT|Z))? (\d{4})$")
+_JUL = re.compile(r"([A-Z][a-z]{2}) (\d{1,2}), (\d{4}) (\d{1,2}):(\d{2}):(\d{2}) ([AP])M$")
+_DMY = re.compile(r"(\d{1,2})[- ]([A-Z][a-z]{2})[- ](\d{4})[ :](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?$")
 _EPOCH = re.compile(r"1\d{9}(?:\.\d+)?|1\d{12}")
 
 
@@ -439,7 +514,13 @@ def parse_timestamp(text: str | None) -> datetime | None:
             d, mon, y, h, mi, s, zone = m.groups()
             return _make(int(y), _MONTHS[mon], int(d), int(h), int(mi), int(s), None, _zone(zone))
         if m := _CTIME.match(text):
-            mon, d, h, mi, s, frac, y = m.groups()
+            mon, d, h, mi, s, frac, _, y = m.groups()
+            return _make(int(y), _MONTHS[mon], int(d), int(h), int(mi), int(s), frac, UTC)
+        if m := _JUL.match(text):
+            mon, d, y, h, mi, s, half = m.groups()
+            return _make(int(y), _MONTHS[mon], int(d), int(h) % 12 + (12 if half == "P" else 0), int(mi), int(s), None, UTC)
+        if m := _DMY.match(text):
+            d, mon, y, h, mi, s, frac = m.groups()
             return _make(int(y), _MONTHS[mon], int(d), int(h), int(mi), int(s), frac, UTC)
         if _EPOCH.fullmatch(text):
             value = float(text)

@@ -122,6 +122,111 @@ def test_a_line_with_a_timestamp_of_its_own_opens_an_entry() -> None:
     assert [(e.line, e.lines, e.fields.get("ts"), e.message) for e in found][-1] == (3, 2, "2024-03-01 10:15:35,000", "restarted")
 
 
+def test_java_util_logging_default_layout_is_one_entry_of_two_lines() -> None:
+    # written by the JDK 17's java.util.logging.SimpleFormatter (its default format), four calls
+    lines = read("jul-simpleformatter.log")
+    header = detect_header(lines)
+    assert header is not None and header.level_line
+    found = list(entries(lines, header))
+    assert [(e.line, e.lines, e.fields["level"], e.fields["logger"], e.message, e.exception) for e in found] == [
+        (1, 2, "INFO", "Jul main", "Accepted connection from 10.0.3.7", None),
+        (3, 2, "WARNING", "Jul main", "Slow query took 1840 ms", None),
+        (5, 7, "SEVERE", "Jul main", "Request 7 failed", "java.lang.IllegalStateException"),
+        (12, 2, "INFO", "Jul main", "Accepted connection from 10.0.9.1", None),
+    ]
+    assert found[0].fields["ts"] == "Dec 06, 2026 9:55:16 PM"
+    assert parse_timestamp(found[0].fields["ts"]) == datetime(2026, 12, 6, 21, 55, 16, tzinfo=UTC)
+
+
+_PY_LAYOUTS = {  # layouts of Python's own documentation and of common tools -> the fields they put in the header
+    "%(asctime)s - %(name)s - %(levelname)s - %(message)s": ("ts", "logger", "level"),
+    "%(asctime)s %(name)-12s %(levelname)-8s %(message)s": ("ts", "logger", "level"),
+    "%(asctime)s,%(msecs)03d %(name)s %(levelname)s %(message)s": ("ts", "logger", "level"),
+    "%(asctime)s [%(threadName)s] %(levelname)s %(name)s - %(message)s": ("ts", "thread", "level", "logger"),
+    "%(asctime)s [%(levelname)s] %(name)s: %(message)s": ("ts", "level", "logger"),
+    "%(levelname)s:%(name)s:%(message)s": ("level", "logger"),
+    "%(levelname)s:     %(message)s": ("level",),  # uvicorn's
+}
+
+
+@pytest.mark.parametrize("layout", sorted(_PY_LAYOUTS))
+def test_python_logging_layouts_read_back_record_for_record(layout: str) -> None:
+    """Python's logging writes the lines; every record comes back as one entry with its fields."""
+    import io
+    import logging
+
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logging.Formatter(layout, datefmt="%H:%M:%S" if "msecs" in layout else None))
+    records: list[logging.LogRecord] = []
+    handler.addFilter(lambda r: records.append(r) or True)
+    names = ("app", "app.db", "urllib3.connectionpool")
+    for k in range(60):
+        log = logging.getLogger(f"textlog_test.{names[k % 3]}")
+        log.propagate, log.handlers = False, [handler]
+        log.setLevel(logging.DEBUG)
+        level = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)[k % 5]
+        if k % 7 == 3:
+            try:
+                {}[f"job{k}"]
+            except KeyError:
+                log.exception("Lookup failed for job %d", k)
+        else:
+            log.log(level, "Request %d took %.1f ms: %s", k, k * 1.5, "done" if k % 2 else "retry later")
+    lines = out.getvalue().splitlines()
+    header = detect_header(lines)
+    assert header is not None
+    found = list(entries(lines, header))
+    assert len(found) == len(records) and sum(e.lines for e in found) == len(lines)
+    for entry, record in zip(found, records, strict=True):
+        assert entry.message == record.getMessage()
+        want = {"level": record.levelname, "logger": record.name, "thread": record.threadName}
+        assert {f: entry.fields[f] for f in _PY_LAYOUTS[layout] if f != "ts"} == {f: want[f] for f in _PY_LAYOUTS[layout] if f != "ts"}
+        assert (entry.exception == "KeyError") == (record.exc_info is not None)
+
+
+@pytest.mark.parametrize(
+    ("name", "grammar", "heads", "first"),
+    [
+        # the JDK 17's unified logging, ``-Xlog:gc*:file=...:time,uptime,level,tags``
+        ("jvm-unified-gc.log", "[ts] [context] [level] [logger]", 8,
+         {"ts": "2026-12-06T21:52:29.281+0000", "context": "0.006s", "level": "info", "logger": "gc"}),
+        # Ray's raylet (its C++ logger): the state dump's lines continue the entry that opened it
+        ("ray-raylet.log", "[ts ...]", 4, {"ts": "2026-12-06 21:52:48,863", "level": "I", "pid": "3193", "tid": "3193"}),
+        # Ray's Python processes: ``%(asctime)s\t%(levelname)s %(filename)s:%(lineno)s -- %(message)s``
+        ("ray-monitor.log", "ts level logger --", 6, {"ts": "2026-12-06 21:52:47,447", "level": "INFO", "logger": "monitor.py:730"}),
+        # uvicorn's default: the level, a colon, padding; a traceback continues its entry. Its access lines
+        # (``INFO:     127.0.0.1:50030 - "GET / HTTP/1.1" 200 OK``) read as ``level : logger -`` and win the
+        # grammar here: a line that opens with the level still opens an entry
+        ("uvicorn.log", None, 10, {"level": "INFO"}),
+    ],
+    ids=["jvm-unified", "ray-raylet", "ray-python", "uvicorn"],
+)
+def test_headers_of_real_writers(name: str, grammar: str | None, heads: int, first: dict[str, str]) -> None:
+    lines = read(name)
+    header = detect_header(lines)
+    assert header is not None and header.name == (grammar or header.name)
+    found = list(entries(lines, header))
+    assert len(found) == heads and sum(e.lines for e in found) == len(lines)
+    assert all(e.fields.get("level") for e in found)
+    assert {k: v for k, v in found[0].fields.items() if v is not None} == first
+
+
+def test_a_grammar_that_cannot_read_its_own_lines_is_no_header() -> None:
+    # a timestamp glued to the level by colons (Jetty's StdErrLog): the slots end before the colon,
+    # and a header whose regex parsed none of these lines would make the whole file one entry
+    lines = [f"2026-12-06 21:55:{s:02d}.000:INFO:oejs.Server:main: Started in {s} ms" for s in range(20)]
+    header = detect_header(lines)
+    found = list(entries(lines, header))
+    assert len(found) == 20
+    # a colon after the timestamp is a separator (update-alternatives' log)
+    lines = [f"update-alternatives 2025-06-24 14:36:{s:02d}: link group pager updated" for s in range(5)]
+    found = list(entries(lines, detect_header(lines)))
+    assert [(e.fields["host"], e.fields["ts"], e.message) for e in found][:1] == [
+        ("update-alternatives", "2025-06-24 14:36:00", "link group pager updated")]
+    assert len(found) == 5
+
+
 def test_free_text_has_no_header() -> None:
     assert detect_header(["Failed password for root from 10.0.0.1 port 22 ssh2", "Connection closed by 10.0.0.2 [preauth]"]) is None
 
@@ -135,11 +240,14 @@ def test_free_text_has_no_header() -> None:
         ("Sun Dec 04 04:47:44 2005", datetime(2005, 12, 4, 4, 47, 44, tzinfo=UTC)),
         ("10/Oct/2000:13:55:36 -0700", datetime(2000, 10, 10, 13, 55, 36, tzinfo=timezone(-timedelta(hours=7))).astimezone(UTC)),
         ("1117838570", datetime(2005, 6, 3, 22, 42, 50, tzinfo=UTC)),
+        ("Sun Dec 06 21:51:14 UTC 2026", datetime(2026, 12, 6, 21, 51, 14, tzinfo=UTC)),
+        ("Dec 06, 2026 12:05:16 AM", datetime(2026, 12, 6, 0, 5, 16, tzinfo=UTC)),
+        ("06-Dec-2026 21:55:00.123", datetime(2026, 12, 6, 21, 55, 0, 123000, UTC)),
         ("Mar  1 10:15:30", None),
         ("10:15:30.123", None),
         ("2024-13-01 10:00:00", None),
     ],
-    ids=["idea", "iso-zone", "slash", "ctime", "access-log", "epoch", "no-year", "time-only", "bad-month"],
+    ids=["idea", "iso-zone", "slash", "ctime", "access-log", "epoch", "ctime-zone", "jul", "tomcat", "no-year", "time-only", "bad-month"],
 )
 def test_parse_timestamp(text: str, expected: datetime | None) -> None:
     assert parse_timestamp(text) == expected

@@ -72,6 +72,19 @@ def test_an_oversized_line_is_rejected_and_the_rest_keeps_its_line_numbers(tmp_p
     assert batch.ide_log["source_line"].to_list() == [1, 2, 3, 4, 6, 12, 13, 16]  # type: ignore[index]
 
 
+def test_java_util_logging_two_line_entries_are_rows() -> None:
+    # written by the JDK's java.util.logging.SimpleFormatter: the level and message open each entry's second line
+    path = Path(__file__).parents[1] / "cases" / "textlog" / "jul-simpleformatter.log"
+    assert detect_format(path) == "ide-log"
+    df = rows(path)
+    ts = datetime(2026, 12, 6, 21, 55, 16, tzinfo=UTC)
+    assert df.select("ts", "level", "category", "exception", "lines", "source_line").rows() == [
+        (ts, "INFO", "Jul main", None, 2, 1), (ts, "WARNING", "Jul main", None, 2, 3),
+        (ts, "SEVERE", "Jul main", "java.lang.IllegalStateException", 7, 5), (ts, "INFO", "Jul main", None, 2, 12)]
+    assert df["message"][0] == "Accepted connection from 10.0.3.7"
+    assert df["lines"].sum() == len(path.read_text().splitlines())
+
+
 def test_detection() -> None:
     assert detect_format(CASES / "idea.log") == "ide-log"
     assert detect_format(Path(__file__).parents[1] / "cases" / "textlog" / "log4j.log") == "ide-log"
