@@ -15,8 +15,6 @@ logging, PostgreSQL ...) have no truth: their header, entries and first entry ar
 from __future__ import annotations
 
 import argparse
-import io
-import logging
 import shutil
 import subprocess
 import sys
@@ -64,29 +62,6 @@ JUL_LAYOUTS = {
 }
 
 
-def python_records(layout: str) -> tuple[list[str], list[logging.LogRecord]]:
-    """Lines Python's logging writes in ``layout``, and the records they hold."""
-    out = io.StringIO()
-    handler = logging.StreamHandler(out)
-    handler.setFormatter(logging.Formatter(layout, datefmt="%H:%M:%S" if "msecs" in layout else None))
-    records: list[logging.LogRecord] = []
-    handler.addFilter(lambda r: records.append(r) or True)
-    names = ("app", "app.db", "urllib3.connectionpool")
-    for k in range(60):
-        log = logging.getLogger(f"bench.{names[k % 3]}")
-        log.propagate, log.handlers = False, [handler]
-        log.setLevel(logging.DEBUG)
-        if k % 7 == 3:
-            try:
-                {}[f"job{k}"]
-            except KeyError:
-                log.exception("Lookup failed for job %d", k)
-        else:
-            level = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)[k % 5]
-            log.log(level, "Request %d took %.1f ms: %s", k, k * 1.5, "done" if k % 2 else "retry later")
-    return out.getvalue().splitlines(), records
-
-
 def java_files(work: Path) -> dict[str, Path]:
     if shutil.which("javac") is None or shutil.which("java") is None:
         print("(no javac/java: java.util.logging skipped)")
@@ -109,13 +84,14 @@ def main() -> None:
     ap.add_argument("--root", default=str(Path(__file__).resolve().parents[1]), help="checkout to import logmine from")
     args = ap.parse_args()
     sys.path.insert(0, args.root)
+    from logmine.sample.pylogging import python_logging_lines
     from logmine.textlog import detect_header, entries
 
     print("| writer and layout | header found | records | entries | message, level and header fields right |")
     print("|---|---|---:|---:|---:|")
     total = right_total = 0
     for layout, fields in LAYOUTS.items():
-        lines, records = python_records(layout)
+        lines, records = python_logging_lines(layout)
         header = detect_header(lines)
         found = list(entries(lines, header))
         right = 0

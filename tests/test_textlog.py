@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from logmine.sample.pylogging import python_logging_lines
 from logmine.textlog import (
     Header,
     detect_header,
@@ -152,28 +153,7 @@ _PY_LAYOUTS = {  # layouts of Python's own documentation and of common tools -> 
 @pytest.mark.parametrize("layout", sorted(_PY_LAYOUTS))
 def test_python_logging_layouts_read_back_record_for_record(layout: str) -> None:
     """Python's logging writes the lines; every record comes back as one entry with its fields."""
-    import io
-    import logging
-
-    out = io.StringIO()
-    handler = logging.StreamHandler(out)
-    handler.setFormatter(logging.Formatter(layout, datefmt="%H:%M:%S" if "msecs" in layout else None))
-    records: list[logging.LogRecord] = []
-    handler.addFilter(lambda r: records.append(r) or True)
-    names = ("app", "app.db", "urllib3.connectionpool")
-    for k in range(60):
-        log = logging.getLogger(f"textlog_test.{names[k % 3]}")
-        log.propagate, log.handlers = False, [handler]
-        log.setLevel(logging.DEBUG)
-        level = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)[k % 5]
-        if k % 7 == 3:
-            try:
-                {}[f"job{k}"]
-            except KeyError:
-                log.exception("Lookup failed for job %d", k)
-        else:
-            log.log(level, "Request %d took %.1f ms: %s", k, k * 1.5, "done" if k % 2 else "retry later")
-    lines = out.getvalue().splitlines()
+    lines, records = python_logging_lines(layout)
     header = detect_header(lines)
     assert header is not None
     found = list(entries(lines, header))
