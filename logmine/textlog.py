@@ -43,7 +43,9 @@ LEVELS = ("TRACE", "DEBUG", "FINEST", "FINER", "FINE", "CONFIG", "INFO", "INFORM
           "ERROR", "ERR", "SEVERE", "FATAL", "CRITICAL", "CRIT", "ALERT", "EMERG", "EMERGENCY", "VERBOSE", "PANIC")
 """Level words a header slot may hold (upper, lower or capitalised); single letters V D I W E F A
 only in a header with a pid or thread slot before them (Android's logcat)."""
-_LEVEL_WORD = "|".join(sorted({w for lv in LEVELS for w in (lv, lv.lower(), lv.capitalize())}, key=len, reverse=True))
+_UPPER_LEVELS = ("LOG",)
+"""Level words read in upper case only (PostgreSQL's ``LOG:``; ``log`` opens messages)."""
+_LEVEL_WORD = "|".join(sorted({w for lv in LEVELS for w in (lv, lv.lower(), lv.capitalize())} | set(_UPPER_LEVELS), key=len, reverse=True))
 _LEVEL_RX = rf"(?:{_LEVEL_WORD})(?=[\s:\],|]|$)"
 _LETTER_LEVEL_RX = r"[VDIWEFA](?=\s)"
 
@@ -68,6 +70,17 @@ TIMESTAMPS = (
 """Timestamp shapes a header may open with (or hold in brackets); the longest match wins."""
 _TS = [re.compile(rx) for rx in TIMESTAMPS]
 
+LAYOUTS = {
+    # glog / klog (Kubernetes, many Go and C++ programs): I1206 21:55:00.123456   12345 server.go:123] message
+    "glog": r"(?P<level>[IWEF])(?P<ts>\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+(?P<tid>\d+) (?P<logger>[^\s\]]+:\d+)\]",
+    # RFC 5424 syslog: <34>1 2026-12-06T21:55:00.003Z host app procid msgid [structured data] message
+    "rfc5424": (rf"<(?P<context>\d{{1,3}})>1 (?P<ts>{TIMESTAMPS[0]}|-) (?P<host>\S+) (?P<logger>\S+) (?P<pid>\S+) \S+"
+                r" (?:-|(?:\[(?:[^\]\\]|\\.)*\])+)"),
+}
+"""Headers of one fixed shape that no slot sequence reads (the level glued to the date, a
+priority before the version): each is one slot of its own."""
+_LAYOUT_RX = {name: re.compile(rx + r"(?=\s|$)") for name, rx in LAYOUTS.items()}
+
 FIELDS = ("ts", "thread", "level", "logger", "pid", "tid", "host", "context")
 """Header fields an entry may carry (each is None where the file's header has no such slot)."""
 
@@ -83,6 +96,7 @@ _LEVEL = re.compile(_LEVEL_RX)
 _LETTER_LEVEL = re.compile(_LETTER_LEVEL_RX)
 _NUM = re.compile(r"\d{1,9}(?=\s)")
 _UPTIME = re.compile(r"\d+(?:\.\d+)?(?:s|ms)")
+_DOTTED_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$-]*)+(?::\d+)?")
 _BRACKET_FIELDS = (rf"(?:\s+(?P<level>{_LEVEL_RX}|[VDIWEFA](?=[\s\]])))?(?:\s+(?P<pid>\d{{1,9}}))?(?:\s+(?P<tid>\d{{1,19}}))?"
                    r"(?:\s+(?P<logger>[^\s\[\]]+))?\s*")
 """What a bracket may hold after its timestamp: Rust's env_logger ``[ts LEVEL target]``, Ray's ``[ts I pid tid]``."""
@@ -124,6 +138,9 @@ def scan(line: str) -> tuple[str, ...]:
     """The header slots ``line`` opens with, greedily (see the module doc); ``()`` when none."""
     if _PY_DEFAULT.match(line):
         return ("level", ":", "logger:raw")
+    for name, rx in _LAYOUT_RX.items():
+        if rx.match(line):
+            return (name,)
     slots: list[str] = []
     have: set[str] = set()
     pos = 0
@@ -305,7 +322,9 @@ def _regex(slots: Sequence[str]) -> str:
     parts = []
     nums = 0
     for i, slot in enumerate(slots):
-        if "ts@" in slot and slot.endswith(" +]"):
+        if slot in LAYOUTS:
+            frag = LAYOUTS[slot]
+        elif "ts@" in slot and slot.endswith(" +]"):
             frag = rf"\[\s*{_ts_fragment(slot[:-3])}{_BRACKET_FIELDS}\]"
         elif "ts@" in slot:
             frag = _ts_fragment(slot)
@@ -343,7 +362,7 @@ def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0
             continue
         seen += 1
         slots = scan(line)
-        if any("ts@" in s or "level" in s for s in slots):
+        if any("ts@" in s or "level" in s or s in LAYOUTS for s in slots):
             shapes.setdefault(slots, []).append(line)
         if slots == _LEVEL_LINE_SHAPE and "level" not in last:
             before_level[last] += 1
@@ -368,7 +387,23 @@ def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0
         return Header(shape, round(pairs / seen, 4), level_line=True)
     if count < min(2, seen) or count < min_share * total:
         return None
+    closing = best[-1] == "level" or (_kind(best[-1]) == "ts" and "level" in best and not best[-1].startswith("["))
+    if closing and "logger" not in Header(best).fields and (named := _logger_after_level(best, shapes[best])):
+        best, count = named
     return Header(best, round(count / seen, 4))
+
+
+def _logger_after_level(slots: tuple[str, ...], lines: list[str]) -> tuple[tuple[str, ...], int] | None:
+    """The grammar with a logger after its closing level (or timestamp), when the word after it is a dotted
+    name on two thirds of the lines or more (``%(asctime)s %(levelname)s %(name)s %(message)s``: no
+    delimiter tells the logger from the message, but a message seldom opens with ``app.db``)."""
+    grammar = Header(slots)
+    words = [m["message"].split(" ", 1)[0] for line in lines if (m := grammar.match(line))]
+    if len(words) < 5 or 3 * sum(bool(_DOTTED_NAME.fullmatch(w)) for w in words) < 2 * len(words):
+        return None
+    named = (*slots, "logger")
+    parsed = sum(Header(named).match(line) is not None for line in lines)
+    return (named, parsed) if 3 * parsed >= 2 * len(words) else None
 
 
 _SHAPES_TRIED = 8

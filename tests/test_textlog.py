@@ -147,6 +147,8 @@ _PY_LAYOUTS = {  # layouts of Python's own documentation and of common tools -> 
     "%(asctime)s [%(levelname)s] %(name)s: %(message)s": ("ts", "level", "logger"),
     "%(levelname)s:%(name)s:%(message)s": ("level", "logger"),
     "%(levelname)s:     %(message)s": ("level",),  # uvicorn's
+    "%(asctime)s %(levelname)s %(name)s %(message)s": ("ts", "level", "logger"),  # the logger told by its dots
+    "%(levelname)-8s %(asctime)s %(name)s %(message)s": ("level", "ts", "logger"),
 }
 
 
@@ -167,7 +169,7 @@ def test_python_logging_layouts_read_back_record_for_record(layout: str) -> None
 
 @pytest.mark.parametrize(
     ("name", "grammar", "heads", "first"),
-    [
+    [  # heads: the entries, each with a level (but postgres' STATEMENT: line, the query of the error before it)
         # the JDK 17's unified logging, ``-Xlog:gc*:file=...:time,uptime,level,tags``
         ("jvm-unified-gc.log", "[ts] [context] [level] [logger]", 8,
          {"ts": "2026-12-06T21:52:29.281+0000", "context": "0.006s", "level": "info", "logger": "gc"}),
@@ -179,8 +181,10 @@ def test_python_logging_layouts_read_back_record_for_record(layout: str) -> None
         # (``INFO:     127.0.0.1:50030 - "GET / HTTP/1.1" 200 OK``) read as ``level : logger -`` and win the
         # grammar here: a line that opens with the level still opens an entry
         ("uvicorn.log", None, 10, {"level": "INFO"}),
+        # PostgreSQL 15's server log (``log_line_prefix = '%m [%p] '``): ``LOG`` is its level
+        ("postgres.log", None, 14, {"ts": "2026-12-06 21:52:38.845 UTC", "thread": "3085", "level": "LOG"}),
     ],
-    ids=["jvm-unified", "ray-raylet", "ray-python", "uvicorn"],
+    ids=["jvm-unified", "ray-raylet", "ray-python", "uvicorn", "postgres"],
 )
 def test_headers_of_real_writers(name: str, grammar: str | None, heads: int, first: dict[str, str]) -> None:
     lines = read(name)
@@ -188,8 +192,39 @@ def test_headers_of_real_writers(name: str, grammar: str | None, heads: int, fir
     assert header is not None and header.name == (grammar or header.name)
     found = list(entries(lines, header))
     assert len(found) == heads and sum(e.lines for e in found) == len(lines)
-    assert all(e.fields.get("level") for e in found)
+    assert sum(bool(e.fields.get("level")) for e in found) == heads - (1 if name == "postgres.log" else 0)
     assert {k: v for k, v in found[0].fields.items() if v is not None} == first
+
+
+@pytest.mark.parametrize(
+    ("line", "grammar", "fields", "message"),
+    [
+        ("I1206 21:55:00.123456   12345 server.go:123] Started in 5 ms", "glog",
+         {"level": "I", "ts": "1206 21:55:00.123456", "tid": "12345", "logger": "server.go:123"}, "Started in 5 ms"),
+        ('<34>1 2026-12-06T21:55:00.003Z web01 app 1025 ID47 [exampleSDID@32473 iut="3"] Started in 5 ms', "rfc5424",
+         {"context": "34", "ts": "2026-12-06T21:55:00.003Z", "host": "web01", "logger": "app", "pid": "1025"}, "Started in 5 ms"),
+        ("<13>1 2026-12-06T21:55:00Z web01 cron - - - Started in 5 ms", "rfc5424",
+         {"context": "13", "ts": "2026-12-06T21:55:00Z", "host": "web01", "logger": "cron", "pid": "-"}, "Started in 5 ms"),
+    ],
+    ids=["glog", "rfc5424", "rfc5424-nil"],
+)
+def test_fixed_layouts(line: str, grammar: str, fields: dict[str, str], message: str) -> None:
+    lines = [line] * 3
+    header = detect_header(lines)
+    assert header is not None and header.name == grammar
+    entry = next(entries(lines, header))
+    assert ({k: v for k, v in entry.fields.items() if v is not None}, entry.message) == (fields, message)
+
+
+def test_a_word_after_the_level_is_the_logger_only_when_most_are_dotted_names() -> None:
+    dotted = [f"2024-03-01 10:15:{s:02d},000 INFO {('app.db', 'app.web', 'root')[s % 3]} Query {s} done" for s in range(9)]
+    header = detect_header(dotted)
+    assert header is not None and header.name == "ts level logger"
+    assert [e.fields["logger"] for e in entries(dotted, header)][:3] == ["app.db", "app.web", "root"]
+    plain = [f"2024-03-01 10:15:{s:02d},000 INFO {('Query', 'Started', 'Stopped')[s % 3]} job {s}" for s in range(9)]
+    header = detect_header(plain)
+    assert header is not None and header.name == "ts level"
+    assert next(entries(plain, header)).message == "Query job 0"
 
 
 def test_a_grammar_that_cannot_read_its_own_lines_is_no_header() -> None:
