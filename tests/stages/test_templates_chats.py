@@ -248,6 +248,12 @@ def test_long_prompts_that_share_only_a_length_are_no_template() -> None:
     plain = [("Please", *words(MAX_REQUEST_WORDS + 10)) for _ in range(3)]
     assert len(cluster(plain, [1, 1, 1], ClusterParams(chat_turns=False))) == 1
     assert sorted(g.members for g in cluster(plain, [1, 1, 1], ClusterParams(chat_turns=True))) == [[0], [1], [2]]
+    # two words that any two system prompts may open with (``You are``) are no static text of a long template either;
+    # a template that shares more of its text still is one
+    opening = [("You", "are", *words(MAX_REQUEST_WORDS + 10)) for _ in range(3)]
+    assert sorted(g.members for g in cluster(opening, [1, 1, 1], ClusterParams(chat_turns=True))) == [[0], [1], [2]]
+    shared = [("You", "are", "a", "helpful", *words(MAX_REQUEST_WORDS + 10)) for _ in range(3)]
+    assert [g.members for g in cluster(shared, [1, 1, 1], ClusterParams(chat_turns=True))] == [[0, 1, 2]]
 
 
 def test_long_chats_with_files_that_share_only_a_length_are_no_template() -> None:

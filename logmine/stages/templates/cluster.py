@@ -17,7 +17,8 @@ templates. The steps, each deterministic and independent of the order of the uni
    ``max_constant_values``), not a ``key=value`` pair, no masked value among them. The
    positions left that still differ are variables. Prompts whose group has no constant word but
    its first and their structure (turn labels, fences) share only a length when they are long or
-   hold their code slots at different places: they stay apart.
+   hold their code slots at different places: they stay apart; so do long ones that share one
+   word more (``You are ...``).
 3. Merge templates of different lengths whose patterns are equal once runs of adjacent
    wildcards are read as one variable-length wildcard (a value of several words).
 4. Merge templates that share a frame (the same words before and after) and differ only in
@@ -243,9 +244,11 @@ def _no_static_text(pattern: tuple[str, ...], rows: Sequence[Sequence[str]], wil
     prompt's first word, ``Please``) and its chat's structure (turn labels, the fences of attached files),
     and its prompts have nothing else in common either: it is long (a template's prompts share its static
     text), or its prompts hold their code slots at different places (one template's prompts of one length
-    hold them at the same places; a user's short messages hold none)."""
+    hold them at the same places; a user's short messages hold none). A long pattern with one constant
+    word more (``You are <*> <*> ...``: two system prompts that open alike) has no static text either."""
     if not _structure_only(pattern[1:], wildcards):
-        return False
+        # a long prompt's template shares many words; one more (``You are`` ...) is a phrase any two prompts may open with
+        return len(pattern) > MAX_REQUEST_WORDS and sum(not _structure_only((tok,), wildcards) for tok in pattern[1:]) <= 1
     return len(pattern) > MAX_REQUEST_WORDS or len({_slot_places(row) for row in rows}) > 1
 
 
