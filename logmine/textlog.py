@@ -387,15 +387,15 @@ def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0
         return Header(shape, round(pairs / seen, 4), level_line=True)
     if count < min(2, seen) or count < min_share * total:
         return None
-    closing = best[-1] == "level" or (_kind(best[-1]) == "ts" and "level" in best and not best[-1].startswith("["))
+    closing = best[-1] == "level" or ("level" in best and (best[-1] == "[thread]" or (_kind(best[-1]) == "ts" and not best[-1].startswith("["))))
     if closing and "logger" not in Header(best).fields and (named := _logger_after_level(best, shapes[best])):
         best, count = named
     return Header(best, round(count / seen, 4))
 
 
 def _logger_after_level(slots: tuple[str, ...], lines: list[str]) -> tuple[tuple[str, ...], int] | None:
-    """The grammar with a logger after its closing level (or timestamp), when the word after it is a dotted
-    name on two thirds of the lines or more (``%(asctime)s %(levelname)s %(name)s %(message)s``: no
+    """The grammar with a logger after its closing level (or timestamp or thread, after a level), when the
+    word after it is a dotted name on two thirds of the lines or more (``%(asctime)s %(levelname)s %(name)s %(message)s``: no
     delimiter tells the logger from the message, but a message seldom opens with ``app.db``)."""
     grammar = Header(slots)
     words = [m["message"].split(" ", 1)[0] for line in lines if (m := grammar.match(line))]

@@ -221,6 +221,12 @@ def test_a_word_after_the_level_is_the_logger_only_when_most_are_dotted_names() 
     header = detect_header(dotted)
     assert header is not None and header.name == "ts level logger"
     assert [e.fields["logger"] for e in entries(dotted, header)][:3] == ["app.db", "app.web", "root"]
+    # Tomcat's OneLineFormatter: the source class and method after the thread
+    tomcat = [f"06-Dec-2026 21:55:{s:02d}.123 INFO [main] org.apache.catalina.startup.Catalina.start Server startup in [{s}] ms"
+              for s in range(6)]
+    header = detect_header(tomcat)
+    assert header is not None and header.name == "ts level [thread] logger"
+    assert next(entries(tomcat, header)).fields["logger"] == "org.apache.catalina.startup.Catalina.start"
     plain = [f"2024-03-01 10:15:{s:02d},000 INFO {('Query', 'Started', 'Stopped')[s % 3]} job {s}" for s in range(9)]
     header = detect_header(plain)
     assert header is not None and header.name == "ts level"
