@@ -74,6 +74,8 @@ LAYOUTS = {
     # glog / klog (Kubernetes, many Go and C++ programs): I1206 21:55:00.123456   12345 server.go:123] message
     "glog": r"(?P<level>[IWEF])(?P<ts>\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+(?P<tid>\d+) (?P<logger>[^\s\]]+:\d+)\]",
     # RFC 5424 syslog: <34>1 2026-12-06T21:55:00.003Z host app procid msgid [structured data] message
+    # Redis: 1234:M 06 Dec 2026 21:55:00.123 * Ready to accept connections (the mark is the level: . - * #)
+    "redis": rf"(?P<pid>\d+):(?P<context>[XCSM]) (?P<ts>\d{{1,2}} {_MONTH} \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}\.\d{{3}}) (?P<level>[.*#-])",
     "rfc5424": (rf"<(?P<context>\d{{1,3}})>1 (?P<ts>{TIMESTAMPS[0]}|-) (?P<host>\S+) (?P<logger>\S+) (?P<pid>\S+) \S+"
                 r" (?:-|(?:\[(?:[^\]\\]|\\.)*\])+)"),
 }

@@ -205,8 +205,10 @@ def test_headers_of_real_writers(name: str, grammar: str | None, heads: int, fir
          {"context": "34", "ts": "2026-12-06T21:55:00.003Z", "host": "web01", "logger": "app", "pid": "1025"}, "Started in 5 ms"),
         ("<13>1 2026-12-06T21:55:00Z web01 cron - - - Started in 5 ms", "rfc5424",
          {"context": "13", "ts": "2026-12-06T21:55:00Z", "host": "web01", "logger": "cron", "pid": "-"}, "Started in 5 ms"),
+        ("1234:M 06 Dec 2026 21:55:00.123 * Ready to accept connections tcp", "redis",
+         {"pid": "1234", "context": "M", "ts": "06 Dec 2026 21:55:00.123", "level": "*"}, "Ready to accept connections tcp"),
     ],
-    ids=["glog", "rfc5424", "rfc5424-nil"],
+    ids=["glog", "rfc5424", "rfc5424-nil", "redis"],
 )
 def test_fixed_layouts(line: str, grammar: str, fields: dict[str, str], message: str) -> None:
     lines = [line] * 3

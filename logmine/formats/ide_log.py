@@ -45,6 +45,8 @@ NAME = "ide-log"
 HEAD_LINES = 2000
 """Lines read to find a file's header."""
 _LETTER_LEVELS = {"V": "VERBOSE", "D": "DEBUG", "I": "INFO", "W": "WARN", "E": "ERROR", "F": "FATAL", "A": "ASSERT"}
+_MARK_LEVELS = {".": "DEBUG", "-": "VERBOSE", "*": "NOTICE", "#": "WARNING"}
+"""Redis's level marks."""
 
 
 def sniff(path: Path, head: list[bytes]) -> bool:
@@ -80,10 +82,10 @@ def header_and_entries(lines: Iterable[str], sample: int = HEAD_LINES) -> tuple[
 
 
 def level_name(level: str | None) -> str | None:
-    """A level word in upper case, logcat's letters spelt out (``D`` -> ``DEBUG``)."""
+    """A level word in upper case, logcat's letters and Redis's marks spelt out (``D`` -> ``DEBUG``, ``#`` -> ``WARNING``)."""
     if level is None:
         return None
-    return _LETTER_LEVELS.get(level, level.upper())
+    return _LETTER_LEVELS.get(level) or _MARK_LEVELS.get(level) or level.upper()
 
 
 def row(entry: Entry) -> dict[str, Any]:

@@ -85,6 +85,11 @@ def test_java_util_logging_two_line_entries_are_rows() -> None:
     assert df["lines"].sum() == len(path.read_text().splitlines())
 
 
+def test_level_words_letters_and_marks_are_spelt_out() -> None:
+    assert [ide_log.level_name(v) for v in ("info", "W", "D", "*", "#", "SEVERE", None)] == [
+        "INFO", "WARN", "DEBUG", "NOTICE", "WARNING", "SEVERE", None]
+
+
 def test_detection() -> None:
     assert detect_format(CASES / "idea.log") == "ide-log"
     assert detect_format(Path(__file__).parents[1] / "cases" / "textlog" / "log4j.log") == "ide-log"
