@@ -98,6 +98,8 @@ _LEVEL = re.compile(_LEVEL_RX)
 _LETTER_LEVEL = re.compile(_LETTER_LEVEL_RX)
 _NUM = re.compile(r"\d{1,9}(?=\s)")
 _UPTIME = re.compile(r"\d+(?:\.\d+)?(?:s|ms)")
+_NAME_PID_TID = re.compile(r"[A-Za-z_][\w.]* \d{1,9} \d{1,20} ")
+"""A module's name, a pid and a thread id before the message."""
 _DOTTED_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$-]*)+(?::\d+)?")
 _BRACKET_FIELDS = (rf"(?:\s+(?P<level>{_LEVEL_RX}|[VDIWEFA](?=[\s\]])))?(?:\s+(?P<pid>\d{{1,9}}))?(?:\s+(?P<tid>\d{{1,19}}))?"
                    r"(?:\s+(?P<logger>[^\s\[\]]+))?\s*")
@@ -398,14 +400,20 @@ def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0
 def _logger_after_level(slots: tuple[str, ...], lines: list[str]) -> tuple[tuple[str, ...], int] | None:
     """The grammar with a logger after its closing level (or timestamp or thread, after a level), when the
     word after it is a dotted name on two thirds of the lines or more (``%(asctime)s %(levelname)s %(name)s %(message)s``: no
-    delimiter tells the logger from the message, but a message seldom opens with ``app.db``)."""
+    delimiter tells the logger from the message, but a message seldom opens with ``app.db``); or with a logger,
+    pid and thread id, when two thirds of the lines go on with a name and two numbers."""
     grammar = Header(slots)
-    words = [m["message"].split(" ", 1)[0] for line in lines if (m := grammar.match(line))]
-    if len(words) < 5 or 3 * sum(bool(_DOTTED_NAME.fullmatch(w)) for w in words) < 2 * len(words):
+    messages = [m["message"] for line in lines if (m := grammar.match(line))]
+    if len(messages) < 5:
         return None
-    named = (*slots, "logger")
+    if 3 * sum(bool(_DOTTED_NAME.fullmatch(w.split(" ", 1)[0])) for w in messages) >= 2 * len(messages):
+        named: tuple[str, ...] = (*slots, "logger")
+    elif 3 * sum(bool(_NAME_PID_TID.match(w)) for w in messages) >= 2 * len(messages):
+        named = (*slots, "logger", "num", "num")  # Django's ``{levelname} {asctime} {module} {process:d} {thread:d}``
+    else:
+        return None
     parsed = sum(Header(named).match(line) is not None for line in lines)
-    return (named, parsed) if 3 * parsed >= 2 * len(words) else None
+    return (named, parsed) if 3 * parsed >= 2 * len(messages) else None
 
 
 _SHAPES_TRIED = 8

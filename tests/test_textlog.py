@@ -149,6 +149,7 @@ _PY_LAYOUTS = {  # layouts of Python's own documentation and of common tools -> 
     "%(levelname)s:     %(message)s": ("level",),  # uvicorn's
     "%(asctime)s %(levelname)s %(name)s %(message)s": ("ts", "level", "logger"),  # the logger told by its dots
     "%(levelname)-8s %(asctime)s %(name)s %(message)s": ("level", "ts", "logger"),
+    "%(levelname)s %(asctime)s %(module)s %(process)d %(thread)d %(message)s": ("level", "module", "pid", "tid"),  # Django's
 }
 
 
@@ -162,8 +163,10 @@ def test_python_logging_layouts_read_back_record_for_record(layout: str) -> None
     assert len(found) == len(records) and sum(e.lines for e in found) == len(lines)
     for entry, record in zip(found, records, strict=True):
         assert entry.message == record.getMessage()
-        want = {"level": record.levelname, "logger": record.name, "thread": record.threadName}
-        assert {f: entry.fields[f] for f in _PY_LAYOUTS[layout] if f != "ts"} == {f: want[f] for f in _PY_LAYOUTS[layout] if f != "ts"}
+        want = {"level": record.levelname, "logger": record.name, "thread": record.threadName, "module": record.module,
+                "pid": str(record.process), "tid": str(record.thread)}
+        got = {**entry.fields, "module": entry.fields.get("logger")}
+        assert {f: got[f] for f in _PY_LAYOUTS[layout] if f != "ts"} == {f: want[f] for f in _PY_LAYOUTS[layout] if f != "ts"}
         assert (entry.exception == "KeyError") == (record.exc_info is not None)
 
 
