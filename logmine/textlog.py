@@ -73,9 +73,9 @@ _TS = [re.compile(rx) for rx in TIMESTAMPS]
 LAYOUTS = {
     # glog / klog (Kubernetes, many Go and C++ programs): I1206 21:55:00.123456   12345 server.go:123] message
     "glog": r"(?P<level>[IWEF])(?P<ts>\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+(?P<tid>\d+) (?P<logger>[^\s\]]+:\d+)\]",
-    # RFC 5424 syslog: <34>1 2026-12-06T21:55:00.003Z host app procid msgid [structured data] message
     # Redis: 1234:M 06 Dec 2026 21:55:00.123 * Ready to accept connections (the mark is the level: . - * #)
     "redis": rf"(?P<pid>\d+):(?P<context>[XCSM]) (?P<ts>\d{{1,2}} {_MONTH} \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}\.\d{{3}}) (?P<level>[.*#-])",
+    # RFC 5424 syslog: <34>1 2026-12-06T21:55:00.003Z host app procid msgid [structured data] message
     "rfc5424": (rf"<(?P<context>\d{{1,3}})>1 (?P<ts>{TIMESTAMPS[0]}|-) (?P<host>\S+) (?P<logger>\S+) (?P<pid>\S+) \S+"
                 r" (?:-|(?:\[(?:[^\]\\]|\\.)*\])+)"),
 }
@@ -89,10 +89,15 @@ FIELDS = ("ts", "thread", "level", "logger", "pid", "tid", "host", "context")
 _WS = re.compile(r"\s*")
 _BRACKET = re.compile(r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]")
 _COLON_LOGGER = re.compile(r"([^\s\[\]:]+)(?:\[(\d+)\])?:(?=\s|$)")
-_DASH_LOGGER = re.compile(r"(\S(?:[^\n]{0,80}?\S)?)(?=\s+-{1,3}(?:\s|$))")
-_WORD_LOGGER = re.compile(r"[\w.$#/<>@-]+(?=\s{2,}|\s+\[)")
-_LOGGER_BEFORE_LEVEL = re.compile(rf"[\w.$#/<>@-]+(?=\s+{_LEVEL_RX})")
-_SPACED_COLON_LOGGER = re.compile(r"([\w.$#/<>@-]+)\s+:(?=\s)")
+_LOGGER_WORD = r"[\w.$#/<>@-]+"
+"""A logger's name as one word (``c.e.App``, ``#c.i.o.Foo``, ``utils.py``)."""
+_DASH_NAME = r"\S(?:[^\n]{0,80}?\S)?"
+_BEFORE_DASH = r"(?=\s+-{1,3}(?:\s|$))"
+"""A logger's name of up to 80 characters before `` - `` (or `` -- ``)."""
+_DASH_LOGGER = re.compile(f"({_DASH_NAME}){_BEFORE_DASH}")
+_WORD_LOGGER = re.compile(_LOGGER_WORD + r"(?=\s{2,}|\s+\[)")
+_LOGGER_BEFORE_LEVEL = re.compile(rf"{_LOGGER_WORD}(?=\s+{_LEVEL_RX})")
+_SPACED_COLON_LOGGER = re.compile(rf"({_LOGGER_WORD})\s+:(?=\s)")
 _WORD = re.compile(r"\S+")
 _LEVEL = re.compile(_LEVEL_RX)
 _LETTER_LEVEL = re.compile(_LETTER_LEVEL_RX)
@@ -104,8 +109,7 @@ _DOTTED_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$-]*)+(?::\
 _BRACKET_FIELDS = (rf"(?:\s+(?P<level>{_LEVEL_RX}|[VDIWEFA](?=[\s\]])))?(?:\s+(?P<pid>\d{{1,9}}))?(?:\s+(?P<tid>\d{{1,19}}))?"
                    r"(?:\s+(?P<logger>[^\s\[\]]+))?\s*")
 """What a bracket may hold after its timestamp: Rust's env_logger ``[ts LEVEL target]``, Ray's ``[ts I pid tid]``."""
-_BRACKET_REST = re.compile(_BRACKET_FIELDS.replace("(?P<level>", "(?:").replace("(?P<pid>", "(?:").replace("(?P<tid>", "(?:")
-                           .replace("(?P<logger>", "(?:"))
+_BRACKET_REST = re.compile(_BRACKET_FIELDS)
 _PY_DEFAULT = re.compile(rf"({_LEVEL_WORD}):([^\s:]*):")
 _SEPARATORS = {"-": re.compile(r"-(?=\s|$)"), "--": re.compile(r"-{2,3}(?=\s)"), "|": re.compile(r"\|"), ",": re.compile(r","),
                ":": re.compile(r":(?=\s|$)")}
@@ -213,7 +217,7 @@ def _bracket_slot(line: str, pos: int, last: str, have: set[str]) -> tuple[str |
         return "[level]", m.end()
     if "ts" not in have and (k := _is_ts(inner)) is not None:
         return f"[ts@{k}]", m.end()
-    if "ts" not in have and not have and (ts := _ts_at(inner, 0)) and _BRACKET_REST.fullmatch(inner, ts[1]):
+    if not have and (ts := _ts_at(inner, 0)) and _BRACKET_REST.fullmatch(inner, ts[1]):
         return f"[ts@{ts[0]} +]", m.end()  # the timestamp and more fields in one bracket: ``[ts LEVEL target]``
     if "logger" in have:
         return ("[context]", m.end()) if last == "logger" and "context" not in have else (None, pos)
@@ -235,9 +239,9 @@ _FRAGMENTS = {
     "host": r"(?P<host>\S+)",
     "logger:": r"(?P<logger>[^\s\[\]:]+)(?:\[(?P<pid2>\d+)\])?:(?=\s|$)",
     "logger:raw": r"(?P<logger>[^\s:]*):",
-    "logger-": r"(?P<logger>\S(?:.{0,80}?\S)?)(?=\s+-{1,3}(?:\s|$))",
-    "logger": r"(?P<logger>[\w.$#/<>@-]+)",
-    "logger :": r"(?P<logger>[\w.$#/<>@-]+)\s+:(?=\s)",
+    "logger-": f"(?P<logger>{_DASH_NAME}){_BEFORE_DASH}",
+    "logger": f"(?P<logger>{_LOGGER_WORD})",
+    "logger :": rf"(?P<logger>{_LOGGER_WORD})\s+:(?=\s)",
     "-": r"-(?=\s|$)",
     "--": r"-{2,3}(?=\s)",
     "|": r"\|",
@@ -378,8 +382,9 @@ def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0
     total = sum(len(found) for found in shapes.values())
     parsed: Counter[tuple[str, ...]] = Counter()
     dated: Counter[tuple[str, ...]] = Counter()  # lines the grammar reads at least the timestamp of
+    grammars: dict[tuple[str, ...], Header] = {}
     for slots, found in sorted(shapes.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:_SHAPES_TRIED]:
-        grammar = Header(slots)
+        grammar = grammars[slots] = Header(slots)
         parsed[slots] = sum(grammar.match(line) is not None for line in found)
         dated[slots] = sum(grammar.parse(line) is not None for line in found)
     best, count = max(parsed.items(), key=lambda kv: (kv[1], len(kv[0]), kv[0]))
@@ -392,17 +397,17 @@ def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0
     if count < min(2, seen) or count < min_share * total:
         return None
     closing = best[-1] == "level" or ("level" in best and (best[-1] == "[thread]" or (_kind(best[-1]) == "ts" and not best[-1].startswith("["))))
-    if closing and "logger" not in Header(best).fields and (named := _logger_after_level(best, shapes[best])):
+    if closing and "logger" not in grammars[best].fields and (named := _logger_after_level(grammars[best], shapes[best])):
         best, count = named
     return Header(best, round(count / seen, 4))
 
 
-def _logger_after_level(slots: tuple[str, ...], lines: list[str]) -> tuple[tuple[str, ...], int] | None:
+def _logger_after_level(grammar: Header, lines: list[str]) -> tuple[tuple[str, ...], int] | None:
     """The grammar with a logger after its closing level (or timestamp or thread, after a level), when the
     word after it is a dotted name on two thirds of the lines or more (``%(asctime)s %(levelname)s %(name)s %(message)s``: no
     delimiter tells the logger from the message, but a message seldom opens with ``app.db``); or with a logger,
     pid and thread id, when two thirds of the lines go on with a name and two numbers."""
-    grammar = Header(slots)
+    slots = grammar.slots
     messages = [m["message"] for line in lines if (m := grammar.match(line))]
     if len(messages) < 5:
         return None
