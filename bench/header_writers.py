@@ -55,11 +55,8 @@ public class Gen {
   }
 }
 """
-JUL_LAYOUTS = {
-    "default (two lines)": None,
-    "%1$tF %1$tT.%1$tL %4$s [%3$s] %5$s%6$s%n": None,
-    "[%1$tc] %4$s: %2$s - %5$s%6$s%n": None,
-}
+JUL_LAYOUTS = (None, "%1$tF %1$tT.%1$tL %4$s [%3$s] %5$s%6$s%n", "[%1$tc] %4$s: %2$s - %5$s%6$s%n")
+"""SimpleFormatter's formats: None is its default (two lines an entry)."""
 
 
 def java_files(work: Path) -> dict[str, Path]:
@@ -71,9 +68,9 @@ def java_files(work: Path) -> dict[str, Path]:
     files = {}
     for k, layout in enumerate(JUL_LAYOUTS):
         path = work / f"jul{k}.log"
-        prop = [] if k == 0 else [f"-Djava.util.logging.SimpleFormatter.format={layout}"]
+        prop = [] if layout is None else [f"-Djava.util.logging.SimpleFormatter.format={layout}"]
         subprocess.run(["java", *prop, "-cp", ".", "Gen", str(path)], cwd=work, check=True)
-        files[f"java.util.logging {layout}"] = path
+        files[f"java.util.logging {layout or 'default (two lines)'}"] = path
     return files
 
 
