@@ -54,6 +54,8 @@ class MaskRuleFile(BaseModel):
 _NOT_WORD_BEFORE = r"(?<![A-Za-z0-9_])"
 _WORD_START = _NOT_WORD_BEFORE
 _NOT_WORD_AFTER = r"(?![A-Za-z0-9_])"
+MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
 
 DEFAULT_RULES: tuple[MaskRule, ...] = tuple(
     MaskRule(pattern=p, mask_with=n)
@@ -62,6 +64,10 @@ DEFAULT_RULES: tuple[MaskRule, ...] = tuple(
         ("EMAIL", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
         ("UUID", r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
         ("TIMESTAMP", r"(?<!\d)\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"),
+        # a date written with its month's name, and its time: ctime (Sat Jun 18 02:08:09 2005), syslog
+        # (Jun 18 02:08:09), `date` (Sat Jun 18 02:08:09 UTC 2005); its weekday and month are no words of an event
+        ("TIMESTAMP", rf"(?:{WEEKDAY},? )?{MONTH} +\d{{1,2}}(?:,? \d{{4}})? \d{{2}}:\d{{2}}:\d{{2}}(?:[.,]\d+)?"
+                      rf"(?: [A-Z]{{3,4}}(?= \d{{4}}))?(?: \d{{4}})?" + _NOT_WORD_AFTER),
         ("IP", r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?(?![\d.])"),
         ("MAC", r"(?<![\w:])(?:[0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}(?![\w:])"),
         ("HEX", r"\b0[xX][0-9a-fA-F]+\b"),

@@ -37,6 +37,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 
+from logmine.masking import MONTH, WEEKDAY
+
 __all__ = ["FIELDS", "Entry", "Header", "detect_header", "entries", "exception_type", "parse_timestamp"]
 
 LEVELS = ("TRACE", "DEBUG", "FINEST", "FINER", "FINE", "CONFIG", "INFO", "INFORMATION", "NOTICE", "WARN", "WARNING",
@@ -49,19 +51,17 @@ _LEVEL_WORD = "|".join(sorted({w for lv in LEVELS for w in (lv, lv.lower(), lv.c
 _LEVEL_RX = rf"(?:{_LEVEL_WORD})(?=[\s:\],|]|$)"
 _LETTER_LEVEL_RX = r"[VDIWEFA](?=\s)"
 
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
-_DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
 _FRACTION = r"(?:[.,]\d{1,9})?"
 _ZONE = r"(?:\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2}))?"
 TIMESTAMPS = (
     rf"\d{{4}}-\d{{2}}-\d{{2}}[T ]\d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}{_ZONE}",  # ISO 8601, log4j %d, Python asctime
     rf"\d{{4}}-\d{{2}}-\d{{2}}-\d{{2}}\.\d{{2}}\.\d{{2}}{_FRACTION}",  # 2005-06-03-15.42.50.675872
     rf"\d{{2,4}}/\d{{1,2}}/\d{{1,2}}[ T:]\d{{1,2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # 17/06/09 20:10:40
-    rf"\d{{2}}/{_MONTH}/\d{{4}}:\d{{2}}:\d{{2}}:\d{{2}}(?: [+-]\d{{4}})?",  # access log 10/Oct/2000:13:55:36 -0700
-    rf"{_DAY} {_MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}(?: [A-Z]{{3,4}})? \d{{4}}",  # ctime: Sun Dec 04 04:47:44 [UTC] 2005
-    rf"{_MONTH} \d{{1,2}}, \d{{4}} \d{{1,2}}:\d{{2}}:\d{{2}} [AP]M",  # java.util.logging: Dec 06, 2026 9:51:14 PM
-    rf"\d{{1,2}}[- ]{_MONTH}[- ]\d{{4}}[ :]\d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # 06-Dec-2026 21:55:00.123, 06 Dec 2026 21:55:00
-    rf"{_MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}(?: \d{{4}})?",  # syslog: Dec 10 06:55:46
+    rf"\d{{2}}/{MONTH}/\d{{4}}:\d{{2}}:\d{{2}}:\d{{2}}(?: [+-]\d{{4}})?",  # access log 10/Oct/2000:13:55:36 -0700
+    rf"{WEEKDAY} {MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}(?: [A-Z]{{3,4}})? \d{{4}}",  # ctime: Sun Dec 04 04:47:44 [UTC] 2005
+    rf"{MONTH} \d{{1,2}}, \d{{4}} \d{{1,2}}:\d{{2}}:\d{{2}} [AP]M",  # java.util.logging: Dec 06, 2026 9:51:14 PM
+    rf"\d{{1,2}}[- ]{MONTH}[- ]\d{{4}}[ :]\d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # 06-Dec-2026 21:55:00.123, 06 Dec 2026 21:55:00
+    rf"{MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}(?: \d{{4}})?",  # syslog: Dec 10 06:55:46
     rf"\d{{2}}-\d{{2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # logcat: 03-17 16:13:38.811
     r"\d{6} \d{6}",  # 081109 203615
     rf"\d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # logback %d{HH:mm:ss.SSS}
@@ -74,7 +74,7 @@ LAYOUTS = {
     # glog / klog (Kubernetes, many Go and C++ programs): I1206 21:55:00.123456   12345 server.go:123] message
     "glog": r"(?P<level>[IWEF])(?P<ts>\d{4} \d{2}:\d{2}:\d{2}\.\d{6})\s+(?P<tid>\d+) (?P<logger>[^\s\]]+:\d+)\]",
     # Redis: 1234:M 06 Dec 2026 21:55:00.123 * Ready to accept connections (the mark is the level: . - * #)
-    "redis": rf"(?P<pid>\d+):(?P<context>[XCSM]) (?P<ts>\d{{1,2}} {_MONTH} \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}\.\d{{3}}) (?P<level>[.*#-])",
+    "redis": rf"(?P<pid>\d+):(?P<context>[XCSM]) (?P<ts>\d{{1,2}} {MONTH} \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}\.\d{{3}}) (?P<level>[.*#-])",
     # RFC 5424 syslog: <34>1 2026-12-06T21:55:00.003Z host app procid msgid [structured data] message
     "rfc5424": (rf"<(?P<context>\d{{1,3}})>1 (?P<ts>{TIMESTAMPS[0]}|-) (?P<host>\S+) (?P<logger>\S+) (?P<pid>\S+) \S+"
                 r" (?:-|(?:\[(?:[^\]\\]|\\.)*\])+)"),

@@ -157,6 +157,29 @@ def test_relative_file_paths_are_masked(text: str, masked: str) -> None:
     assert Masker(typed=True).mask(text) == masked
 
 
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        pytest.param("connection from 10.0.0.7 () at Sat Jun 18 02:08:09 2005", "connection from <IP> () at <TIMESTAMP>", id="ctime"),
+        pytest.param("Jun  8 02:08:09 host cron[9]: ok", "<TIMESTAMP> host cron[<NUM>]: ok", id="syslog"),
+        pytest.param("built Mon Dec  5 10:00:00 UTC 2005.", "built <TIMESTAMP>.", id="date-with-zone"),
+        pytest.param("Jun 18, 2005 02:08:09 up", "<TIMESTAMP> up", id="comma-year"),
+        pytest.param("May 18 and Jun 3 at noon", "May <NUM> and Jun <NUM> at noon", id="no-time-no-date"),
+    ],
+)
+def test_dates_with_a_month_name_are_one_value(text: str, masked: str) -> None:
+    masker = Masker(typed=True)
+    assert masker.mask(text) == masked
+    assert masker.mask_words(text) == masker.masked(text).split()
+
+
+def test_a_date_inside_messages_is_no_word_of_the_event() -> None:
+    days = ("Sat", "Sun", "Mon")
+    lines = [f"connection from 10.0.{i}.1 () at {days[i % 3]} Jun {1 + i % 28:2d} 0{i % 10}:1{i % 6}:0{i % 7} 2005" for i in range(30)]
+    result = mine_templates(lines)
+    assert set(result.templates.values()) == {"connection from <*> () at <*>"}
+
+
 def test_user_rules_come_first_and_can_be_typed(tmp_path: Path) -> None:
     rules = build_rules([{"pattern": r"req-[a-z]+", "mask_with": "REQ"}])
     masker = Masker(rules, typed=True)

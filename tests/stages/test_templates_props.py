@@ -61,7 +61,7 @@ def test_masking_is_idempotent_on_log_lines(text: str) -> None:
     assert masker.collapse(masker.mask(once)) == once
 
 
-spaced = st.lists(st.one_of(templated, any_text, st.sampled_from(["2017-07-03 10:00:01", "5.2 KB", "12 bytes", "7 B", "\n", "  "])),
+spaced = st.lists(st.one_of(templated, any_text, st.sampled_from(["2017-07-03 10:00:01", "Sat Jun 18 02:08:09 2005", "Jun  8 02:08:09", "5.2 KB", "12 bytes", "7 B", "\n", "  "])),
                   min_size=1, max_size=6).map(" ".join)
 RULE_SETS = [(), ({"pattern": r"req-[a-z]+", "mask_with": "REQ"},), ({"pattern": r"user \w+", "mask_with": "USER"},)]
 
