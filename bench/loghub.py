@@ -65,15 +65,33 @@ PARSERS = ("logmine", "drain3", "drain3-tuned")
 SPEED_PARSERS = ("drain3", "logmine", "logmine-no-line-cache", "logmine-no-caches")
 
 
+LABELS = {"corrected": "_2k.log_structured_corrected.csv", "original": "_2k.log_structured.csv"}
+"""The label files a system's folder may hold (either will do; the corrected ones are the reference)."""
+
+
 def systems(data: Path) -> list[str]:
-    return sorted(p.name for p in data.iterdir() if p.is_dir() and (p / f"{p.name}_2k.log_structured_corrected.csv").is_file())
+    """The folders of ``data`` that hold a labelled system (corrected or original labels)."""
+    return sorted(p.name for p in data.iterdir() if p.is_dir() and any((p / f"{p.name}{end}").is_file() for end in LABELS.values()))
 
 
-def load(data: Path, system: str) -> tuple[list[str], list[str], list[str]]:
-    """``(lines, corrected templates, original templates)`` in line order."""
-    corrected = pl.read_csv(data / system / f"{system}_2k.log_structured_corrected.csv", infer_schema=False)
-    original = pl.read_csv(data / system / f"{system}_2k.log_structured.csv", infer_schema=False)
-    return corrected["Content"].to_list(), corrected["EventTemplate"].to_list(), original["EventTemplate"].to_list()
+def load(data: Path, system: str) -> tuple[list[str], list[str], list[str] | None]:
+    """``(lines, corrected templates, original templates)`` in line order. A system with one label
+    file only scores against it: its corrected labels are the original ones where only those are
+    there, and it has no original ones (None) where only the corrected are."""
+    frames = {k: pl.read_csv(f, infer_schema=False) for k, end in LABELS.items() if (f := data / system / f"{system}{end}").is_file()}
+    reference = frames.get("corrected", frames.get("original"))
+    if reference is None:
+        raise FileNotFoundError(f"{data / system}: no {system}{LABELS['corrected']} nor {system}{LABELS['original']}")
+    original = frames.get("original")
+    return (reference["Content"].to_list(), reference["EventTemplate"].to_list(),
+            None if original is None else original["EventTemplate"].to_list())
+
+
+def tuned_settings(data: Path) -> dict[str, Any]:
+    """The benchmark's tuned Drain settings per system (``drain_tuned_settings.json``), or none: a
+    held-out folder may not have them, and its systems then get no Drain3-tuned column."""
+    path = data / "drain_tuned_settings.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
 
 
 def run_logmine(lines: list[str], config: MineConfig | None = None) -> tuple[list[str], list[str]]:
@@ -103,15 +121,20 @@ def run_drain3(lines: list[str], settings: dict[str, Any] | None = None) -> tupl
 
 
 def accuracy(data: Path, names: list[str]) -> dict[str, dict[str, dict[str, Scores]]]:
-    """``result[parser][system][labels]`` with labels ``corrected`` / ``original``."""
-    tuned = json.loads((data / "drain_tuned_settings.json").read_text())
+    """``result[parser][system][labels]`` with labels ``corrected`` / ``original``; a system without
+    tuned settings has no ``drain3-tuned`` entry, one without original labels no ``original`` score."""
+    tuned = tuned_settings(data)
     out: dict[str, dict[str, dict[str, Scores]]] = {p: {} for p in PARSERS}
     for name in names:
         lines, corrected, original = load(data, name)
-        runs = {"logmine": run_logmine(lines), "drain3": run_drain3(lines), "drain3-tuned": run_drain3(lines, tuned[name])}
+        runs = {"logmine": run_logmine(lines), "drain3": run_drain3(lines)}
+        if name in tuned:
+            runs["drain3-tuned"] = run_drain3(lines, tuned[name])
         for parser, (ids, texts) in runs.items():
-            out[parser][name] = {"corrected": score(corrected, ids, texts), "original": score(original, ids, texts)}
-        print(f"  {name}: " + ", ".join(f"{p} {out[p][name]['corrected'].ga:.3f}" for p in PARSERS), file=sys.stderr)
+            out[parser][name] = {"corrected": score(corrected, ids, texts)}
+            if original is not None:
+                out[parser][name]["original"] = score(original, ids, texts)
+        print(f"  {name}: " + ", ".join(f"{p} {out[p][name]['corrected'].ga:.3f}" for p in runs), file=sys.stderr)
     return out
 
 
@@ -120,20 +143,35 @@ def mean(values: list[float]) -> float:
 
 
 def accuracy_tables(result: dict[str, dict[str, dict[str, Scores]]], names: list[str]) -> str:
+    """GA per system and every metric's mean, per label set; ``-`` where a parser or label set is
+    missing for a system, and a mean over fewer systems says over how many."""
+    def cell(p: str, name: str, labels: str) -> str:
+        s = result[p].get(name, {}).get(labels)
+        return "-" if s is None else f"{s.ga:.3f}"
+
     lines = []
     for labels in ("corrected", "original"):
+        if not any(labels in result["logmine"].get(n, {}) for n in names):
+            continue
         lines += [f"Grouping accuracy (GA), {labels} labels:", "",
                   "| system | logmine | Drain3 default | Drain3 tuned |", "|---|---:|---:|---:|"]
         for name in names:
-            lines.append(f"| {name} | " + " | ".join(f"{result[p][name][labels].ga:.3f}" for p in PARSERS) + " |")
-        lines.append("| **mean** | " + " | ".join(f"**{mean([result[p][n][labels].ga for n in names]):.3f}**" for p in PARSERS) + " |")
+            lines.append(f"| {name} | " + " | ".join(cell(p, name, labels) for p in PARSERS) + " |")
+        scored = {p: [result[p][n][labels] for n in names if labels in result[p].get(n, {})] for p in PARSERS}
+
+        def over(p: str) -> str:
+            return "" if len(scored[p]) == len(names) else f" ({len(scored[p])} of {len(names)})"
+
+        lines.append("| **mean** | " + " | ".join(f"**{mean([x.ga for x in scored[p]]):.3f}**{over(p)}" if scored[p] else "-"
+                                                  for p in PARSERS) + " |")
         lines.append("")
         lines += [f"All metrics, mean over the {len(names)} systems, {labels} labels:", "",
                   "| parser | GA | FGA | PA | FTA | pairwise F1 |", "|---|---:|---:|---:|---:|---:|"]
         for p in PARSERS:
-            s = [result[p][n][labels] for n in names]
-            lines.append(f"| {p} | {mean([x.ga for x in s]):.3f} | {mean([x.fga for x in s]):.3f} | {mean([x.pa for x in s]):.3f} | "
-                         f"{mean([x.fta for x in s]):.3f} | {mean([x.pairwise_f1 for x in s]):.3f} |")
+            s = scored[p]
+            if s:
+                lines.append(f"| {p}{over(p)} | {mean([x.ga for x in s]):.3f} | {mean([x.fga for x in s]):.3f} | {mean([x.pa for x in s]):.3f} | "
+                             f"{mean([x.fta for x in s]):.3f} | {mean([x.pairwise_f1 for x in s]):.3f} |")
         lines.append("")
     return "\n".join(lines)
 

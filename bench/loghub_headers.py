@@ -22,8 +22,10 @@ from pathlib import Path
 os.environ.setdefault("POLARS_MAX_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
-import polars as pl  # noqa: E402
+from loghub import load  # noqa: E402
+from loghub import systems as labelled_systems  # noqa: E402
 
 from logmine.evaluate import score  # noqa: E402
 from logmine.stages.templates import mine_templates  # noqa: E402
@@ -34,12 +36,10 @@ DEFAULT_DATA = ROOT.parent / "shared" / "benchmarks" / "loghub-2k"
 
 def run_system(data: Path, system: str) -> dict[str, object]:
     lines = (data / system / f"{system}_2k.log").read_text(encoding="utf-8", errors="replace").splitlines()
-    truth = pl.read_csv(data / system / f"{system}_2k.log_structured_corrected.csv", infer_schema=False)
+    content, labels, _ = load(data, system)
     header = detect_header(lines)
     found = list(entries(lines, header))
     out: dict[str, object] = {"system": system, "header": header.name if header else None, "entries": len(found), "lines": len(lines)}
-    content = truth["Content"].to_list()
-    labels = truth["EventTemplate"].to_list()
     mined = mine_templates(content)
     base = score(labels, mined.assignments, [mined.templates[t] for t in mined.assignments])
     out.update(ga_content=round(base.ga, 3), pa_content=round(base.pa, 3))
@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="Loghub-2k directory (one folder per system)")
     parser.add_argument("--json", type=Path, help="also write every figure here")
     args = parser.parse_args()
-    systems = sorted(p.name for p in args.data.iterdir() if (p / f"{p.name}_2k.log").is_file())
+    systems = [s for s in labelled_systems(args.data) if (args.data / s / f"{s}_2k.log").is_file()]
     results = [run_system(args.data, s) for s in systems]
     print("| system | header found | entries | message = Content | GA Content | GA raw | PA Content | PA raw |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
