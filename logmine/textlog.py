@@ -35,11 +35,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta, timezone
 
-from logmine.masking import MONTH, WEEKDAY
+from logmine.masking import MONTH
+from logmine.timestamps import TIMESTAMPS
 
-__all__ = ["FIELDS", "Entry", "Header", "detect_header", "entries", "exception_type", "parse_timestamp"]
+__all__ = ["FIELDS", "Entry", "Header", "detect_header", "entries", "exception_type"]
 
 LEVELS = ("TRACE", "DEBUG", "FINEST", "FINER", "FINE", "CONFIG", "INFO", "INFORMATION", "NOTICE", "WARN", "WARNING",
           "ERROR", "ERR", "SEVERE", "FATAL", "CRITICAL", "CRIT", "ALERT", "EMERG", "EMERGENCY", "VERBOSE", "PANIC")
@@ -51,23 +51,6 @@ _LEVEL_WORD = "|".join(sorted({w for lv in LEVELS for w in (lv, lv.lower(), lv.c
 _LEVEL_RX = rf"(?:{_LEVEL_WORD})(?=[\s:\],|]|$)"
 _LETTER_LEVEL_RX = r"[VDIWEFA](?=\s)"
 
-_FRACTION = r"(?:[.,]\d{1,9})?"
-_ZONE = r"(?:\s?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2}))?"
-TIMESTAMPS = (
-    rf"\d{{4}}-\d{{2}}-\d{{2}}[T ]\d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}{_ZONE}",  # ISO 8601, log4j %d, Python asctime
-    rf"\d{{4}}-\d{{2}}-\d{{2}}-\d{{2}}\.\d{{2}}\.\d{{2}}{_FRACTION}",  # 2005-06-03-15.42.50.675872
-    rf"\d{{2,4}}/\d{{1,2}}/\d{{1,2}}[ T:]\d{{1,2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # 17/06/09 20:10:40
-    rf"\d{{2}}/{MONTH}/\d{{4}}:\d{{2}}:\d{{2}}:\d{{2}}(?: [+-]\d{{4}})?",  # access log 10/Oct/2000:13:55:36 -0700
-    rf"{WEEKDAY} {MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}(?: [A-Z]{{3,4}})? \d{{4}}",  # ctime: Sun Dec 04 04:47:44 [UTC] 2005
-    rf"{MONTH} \d{{1,2}}, \d{{4}} \d{{1,2}}:\d{{2}}:\d{{2}} [AP]M",  # java.util.logging: Dec 06, 2026 9:51:14 PM
-    rf"\d{{1,2}}[- ]{MONTH}[- ]\d{{4}}[ :]\d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # 06-Dec-2026 21:55:00.123, 06 Dec 2026 21:55:00
-    rf"{MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}(?: \d{{4}})?",  # syslog: Dec 10 06:55:46
-    rf"\d{{2}}-\d{{2}} \d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # logcat: 03-17 16:13:38.811
-    r"\d{6} \d{6}",  # 081109 203615
-    rf"\d{{2}}:\d{{2}}:\d{{2}}{_FRACTION}",  # logback %d{HH:mm:ss.SSS}
-    r"1\d{9}(?:\.\d+|\d{3})?(?=\s)",  # epoch seconds or milliseconds
-)
-"""Timestamp shapes a header may open with (or hold in brackets); the longest match wins."""
 _TS = [re.compile(rx) for rx in TIMESTAMPS]
 
 LAYOUTS = {
@@ -96,6 +79,8 @@ _BEFORE_DASH = r"(?=\s+-{1,3}(?:\s|$))"
 """A logger's name of up to 80 characters before `` - `` (or `` -- ``)."""
 _DASH_LOGGER = re.compile(f"({_DASH_NAME}){_BEFORE_DASH}")
 _WORD_LOGGER = re.compile(_LOGGER_WORD + r"(?=\s{2,}|\s+\[)")
+_WORD_DASH_LOGGER = re.compile(_LOGGER_WORD + _BEFORE_DASH)
+_PIPE_FIELD = re.compile(r"[^\s|]+(?=\|)")
 _LOGGER_BEFORE_LEVEL = re.compile(rf"{_LOGGER_WORD}(?=\s+{_LEVEL_RX})")
 _SPACED_COLON_LOGGER = re.compile(rf"({_LOGGER_WORD})\s+:(?=\s)")
 _WORD = re.compile(r"\S+")
@@ -165,8 +150,8 @@ def scan(line: str) -> tuple[str, ...]:
             have |= {"level", "logger", "fields"}
         if slot in ("logger:", "logger :"):
             break
-    while slots and slots[-1] in ("|", ","):
-        slots.pop()
+    while slots and slots[-1] in ("|", ",") and not (slots[-1] == "|" and "logger|" in slots):
+        slots.pop()  # a separator opens a slot; in a layout of pipe-delimited fields the last pipe opens the message
     return tuple(slots)
 
 
@@ -187,6 +172,12 @@ def _next_slot(line: str, pos: int, slots: list[str], have: set[str]) -> tuple[s
             return "level", m.end()
         if have & {"num", "thread"} and (m := _LETTER_LEVEL.match(line, pos)):
             return "level", m.end()
+    if last == "|" and (m := _PIPE_FIELD.match(line, pos)):
+        # a field between pipes (``ts|component|pid|message``): a number is a pid, a word the logger
+        if m.group(0).isdigit() and slots.count("num") < 2:
+            return "num", m.end()
+        if not m.group(0).isdigit() and "logger" not in have:
+            return "logger|", m.end()
     if "logger" in have:
         return None, pos
     if slots.count("num") < 2 and "fields" not in have and not after_sep and (m := _NUM.match(line, pos)):
@@ -199,6 +190,8 @@ def _next_slot(line: str, pos: int, slots: list[str], have: set[str]) -> tuple[s
         return "logger :", m.end()
     if (after_sep or have & {"level", "thread"}) and (m := _DASH_LOGGER.match(line, pos)):
         return "logger-", m.end()
+    if "ts" in have and (m := _WORD_DASH_LOGGER.match(line, pos)):
+        return "logger-", m.end()  # one word between the timestamp and `` - ``: ``%d %c - %m``, ``[ts] chrome.exe - ...``
     if "level" in have and (m := _WORD_LOGGER.match(line, pos)):
         return "logger", m.end()
     if "host" not in have and "level" not in have and (m := _WORD.match(line, pos)):
@@ -241,6 +234,7 @@ _FRAGMENTS = {
     "logger:raw": r"(?P<logger>[^\s:]*):",
     "logger-": f"(?P<logger>{_DASH_NAME}){_BEFORE_DASH}",
     "logger": f"(?P<logger>{_LOGGER_WORD})",
+    "logger|": r"(?P<logger>[^\s|]+)",
     "logger :": rf"(?P<logger>{_LOGGER_WORD})\s+:(?=\s)",
     "-": r"-(?=\s|$)",
     "--": r"-{2,3}(?=\s)",
@@ -292,7 +286,7 @@ class Header:
         """The grammar as text, e.g. ``ts [thread] level - logger -``."""
         return " ".join("ts" if "ts@" in s and not s.startswith("[") else "[ts ...]" if s.endswith(" +]") else "[ts]" if "ts@" in s
                         else s.replace(":raw", "")
-                        for s in self.slots).replace("logger-", "logger") + (" logger / level:" if self.level_line else "")
+                        for s in self.slots).replace("logger-", "logger").replace("logger|", "logger") + (" logger / level:" if self.level_line else "")
 
     def parse(self, line: str) -> dict[str, str | None] | None:
         """The header fields and ``message`` of a line that opens an entry, or None (a continuation).
@@ -343,13 +337,13 @@ def _regex(slots: Sequence[str]) -> str:
         else:
             frag = _FRAGMENTS[slot]
         if i:
-            tight = slot in (",", ":", "logger:raw") or slots[i - 1] == ":" or slot.startswith("[") or slots[i - 1].startswith("[")
+            tight = slot in (",", ":", "|", "logger:raw") or slots[i - 1] in (":", "|") or slot.startswith("[") or slots[i - 1].startswith("[")
             parts.append(r"\s*" if tight else r"\s+")
         parts.append(frag)
     body = "".join(parts)
     if nums:  # a syslog-style ``proc[pid]:`` after a pid slot: the first one is the pid
         body = body.replace("(?P<pid2>", "(?:")
-    end = r"\s*" if slots and (slots[-1] in (":", "logger:raw") or slots[-1].startswith("[")) else r"(?:\s+|$)"
+    end = r"\s*" if slots and (slots[-1] in (":", "|", "logger:raw") or slots[-1].startswith("[")) else r"(?:\s+|$)"
     return "^" + body + end
 
 
@@ -531,63 +525,3 @@ def exception_type(lines: Iterable[str]) -> str | None:
         if caused is None and (c := _CAUSED_BY.match(line)):
             caused = c.group(1)
     return caused
-
-
-_MONTHS = {m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
-_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T -](\d{2})[:.](\d{2})[:.](\d{2})(?:[.,](\d{1,9}))?\s?(Z|UTC|GMT|[+-]\d{2}:?\d{2})?$")
-_SLASH = re.compile(r"(\d{2,4})/(\d{1,2})/(\d{1,2})[ T:](\d{1,2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?$")
-_CLF = re.compile(r"(\d{2})/([A-Z][a-z]{2})/(\d{4}):(\d{2}):(\d{2}):(\d{2})(?: ([+-]\d{4}))?$")
-_CTIME = re.compile(r"[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(?: (UTC|GMT|Z))? (\d{4})$")
-_JUL = re.compile(r"([A-Z][a-z]{2}) (\d{1,2}), (\d{4}) (\d{1,2}):(\d{2}):(\d{2}) ([AP])M$")
-_DMY = re.compile(r"(\d{1,2})[- ]([A-Z][a-z]{2})[- ](\d{4})[ :](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?$")
-_EPOCH = re.compile(r"1\d{9}(?:\.\d+)?|1\d{12}")
-
-
-def parse_timestamp(text: str | None) -> datetime | None:
-    """A header timestamp as a UTC datetime, or None when it carries no date (syslog's has no year).
-
-    A timestamp without a zone (idea.log, log4j's default) is read as UTC: the log does not say
-    which zone it was written in.
-    """
-    if not text:
-        return None
-    text = text.strip()
-    try:
-        if m := _ISO.match(text):
-            y, mo, d, h, mi, s, frac, zone = m.groups()
-            return _make(int(y), int(mo), int(d), int(h), int(mi), int(s), frac, _zone(zone))
-        if m := _SLASH.match(text):
-            y, mo, d, h, mi, s, frac = m.groups()
-            year = int(y) + (2000 if len(y) == 2 else 0)
-            return _make(year, int(mo), int(d), int(h), int(mi), int(s), frac, UTC)
-        if m := _CLF.match(text):
-            d, mon, y, h, mi, s, zone = m.groups()
-            return _make(int(y), _MONTHS[mon], int(d), int(h), int(mi), int(s), None, _zone(zone))
-        if m := _CTIME.match(text):
-            mon, d, h, mi, s, frac, _, y = m.groups()
-            return _make(int(y), _MONTHS[mon], int(d), int(h), int(mi), int(s), frac, UTC)
-        if m := _JUL.match(text):
-            mon, d, y, h, mi, s, half = m.groups()
-            return _make(int(y), _MONTHS[mon], int(d), int(h) % 12 + (12 if half == "P" else 0), int(mi), int(s), None, UTC)
-        if m := _DMY.match(text):
-            d, mon, y, h, mi, s, frac = m.groups()
-            return _make(int(y), _MONTHS[mon], int(d), int(h), int(mi), int(s), frac, UTC)
-        if _EPOCH.fullmatch(text):
-            value = float(text)
-            return datetime.fromtimestamp(value / 1000 if value > 1e11 else value, UTC)
-    except (ValueError, KeyError, OverflowError):
-        return None
-    return None
-
-
-def _zone(text: str | None) -> timezone:
-    if not text or text in ("Z", "UTC", "GMT"):
-        return UTC
-    sign = -1 if text[0] == "-" else 1
-    digits = text[1:].replace(":", "")
-    return timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4])))
-
-
-def _make(y: int, mo: int, d: int, h: int, mi: int, s: int, frac: str | None, tz: timezone) -> datetime:
-    micro = int((frac or "0").ljust(6, "0")[:6])
-    return datetime(y, mo, d, h, mi, s, micro, tzinfo=tz).astimezone(UTC)

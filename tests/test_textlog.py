@@ -9,6 +9,7 @@ its structured CSVs give each line's message and header columns.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -23,8 +24,8 @@ from logmine.textlog import (
     detect_header,
     entries,
     exception_type,
-    parse_timestamp,
 )
+from logmine.timestamps import parse_timestamp
 
 CASES = Path(__file__).parent / "cases" / "textlog"
 LOGHUB = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks" / "loghub-2k"
@@ -253,6 +254,32 @@ def test_a_grammar_that_cannot_read_its_own_lines_is_no_header() -> None:
     assert len(found) == 5
 
 
+@pytest.mark.parametrize(
+    ("make", "grammar", "fields", "message"),
+    [
+        (lambda i: f"[10.30 16:49:{i:02d}] chrome.exe - open through proxy p.example.org:5070 HTTPS", "[ts] logger -",
+         {"ts": "10.30 16:49:00", "logger": "chrome.exe"}, "open through proxy p.example.org:5070 HTTPS"),
+        (lambda i: f"20171223-22:15:{i:02d}:606|Step_LSC|30002312|onStandStepChanged {3579 + i}", "ts | logger | num |",
+         {"ts": "20171223-22:15:00:606", "logger": "Step_LSC", "pid": "30002312"}, "onStandStepChanged 3579"),
+        (lambda i: f"02.01.2024 03:04:{i:02d}.123 ERROR disk {i} is full", "ts level",
+         {"ts": "02.01.2024 03:04:00.123", "level": "ERROR"}, "disk 0 is full"),
+        (lambda i: f"2024-03-01 10:15:{i:02d} app.db - query took {i} ms", "ts logger -",
+         {"ts": "2024-03-01 10:15:00", "logger": "app.db"}, "query took 0 ms"),
+    ],
+    ids=["bracket-month-day", "pipe-fields", "dotted-day-first", "logger-dash"],
+)
+def test_timestamps_of_digit_groups_and_fields_after_them(make: Callable[[int], str], grammar: str, fields: dict[str, str], message: str) -> None:
+    """A date of digit groups before a time is a timestamp whatever its separators, and the fields after it
+    (a word before `` - ``, fields between pipes) are the header's."""
+    lines = [make(i) for i in range(20)]
+    header = detect_header(lines)
+    assert header is not None and header.name == grammar
+    first = next(entries(lines, header))
+    assert {k: v for k, v in first.fields.items() if v is not None} == fields
+    assert first.message == message
+    assert len(list(entries(lines, header))) == len(lines)
+
+
 def test_free_text_has_no_header() -> None:
     assert detect_header(["Failed password for root from 10.0.0.1 port 22 ssh2", "Connection closed by 10.0.0.2 [preauth]"]) is None
 
@@ -269,11 +296,16 @@ def test_free_text_has_no_header() -> None:
         ("Sun Dec 06 21:51:14 UTC 2026", datetime(2026, 12, 6, 21, 51, 14, tzinfo=UTC)),
         ("Dec 06, 2026 12:05:16 AM", datetime(2026, 12, 6, 0, 5, 16, tzinfo=UTC)),
         ("06-Dec-2026 21:55:00.123", datetime(2026, 12, 6, 21, 55, 0, 123000, UTC)),
+        ("2005.11.09 12:01:01", datetime(2005, 11, 9, 12, 1, 1, tzinfo=UTC)),
+        ("20171223-22:15:29:606", datetime(2017, 12, 23, 22, 15, 29, 606000, UTC)),
+        ("02.01.2024 03:04:00.123", datetime(2024, 1, 2, 3, 4, 0, 123000, UTC)),
         ("Mar  1 10:15:30", None),
+        ("10.30 16:49:06", None),
         ("10:15:30.123", None),
         ("2024-13-01 10:00:00", None),
     ],
-    ids=["idea", "iso-zone", "slash", "ctime", "access-log", "epoch", "ctime-zone", "jul", "tomcat", "no-year", "time-only", "bad-month"],
+    ids=["idea", "iso-zone", "slash", "ctime", "access-log", "epoch", "ctime-zone", "jul", "tomcat", "dotted-ymd", "compact",
+         "dotted-dmy", "no-year", "month-day-only", "time-only", "bad-month"],
 )
 def test_parse_timestamp(text: str, expected: datetime | None) -> None:
     assert parse_timestamp(text) == expected

@@ -39,7 +39,8 @@ import polars as pl
 
 from logmine.formats._base import MAX_LINE_BYTES, Batch, iter_lines, open_binary
 from logmine.records import IDE_LOG_SCHEMA, REJECT_OVERSIZED, Reject
-from logmine.textlog import Entry, Header, detect_header, entries, parse_timestamp
+from logmine.textlog import Entry, Header, detect_header, entries
+from logmine.timestamps import parse_timestamp
 
 NAME = "ide-log"
 HEAD_LINES = 2000
