@@ -108,6 +108,10 @@ DIGIT_SHAPE = bytes.maketrans(b"23456789", b"11111111")
 prefix tells 0 from the other digits) is its UTF-8 bytes translated by this
 table (:func:`digit_shape`): 20x faster than ``str.translate``, and UTF-8 writes no other
 character with a digit's byte."""
+ANY_DIGIT_SHAPE = bytes.maketrans(b"023456789", b"111111111")
+"""Every ASCII digit written 1, 0 included: the shape table of untyped masks (:attr:`Masker.shape_table`).
+Only the HEX rule tells 0 apart (``0x1f``), and what it masks the ID rule masks too, over the same
+extent (a word holding a digit): both write ``<*>``; typed masks (``<HEX>``, ``<ID>``) keep 0 apart."""
 _QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?\}")
 _ANY_DIGIT = re.compile(r"\d")
 _ASCII_DIGIT = re.compile(r"[0-9]")
@@ -193,6 +197,12 @@ class Masker:
         return all(digit_blind(r) for r in self.rules)
 
     @cached_property
+    def shape_table(self) -> bytes:
+        """The table a text's digit shape is made with, when :attr:`digit_blind`: every digit alike for
+        untyped masks (:data:`ANY_DIGIT_SHAPE`), 0 apart for typed ones (:data:`DIGIT_SHAPE`)."""
+        return DIGIT_SHAPE if self.typed else ANY_DIGIT_SHAPE
+
+    @cached_property
     def piecewise(self) -> bool:
         """Whether texts may be masked piece by piece (no rule matches whitespace, except the
         default rules' date-time and number-unit pairs, which send their text to :meth:`mask`)."""
@@ -216,7 +226,7 @@ class Masker:
         number of a known shape costs no regex), else by itself."""
         if not self.digit_blind:
             return self._piece(word)
-        shape = word.encode("utf-8", "surrogatepass").translate(DIGIT_SHAPE).decode("utf-8", "surrogatepass")
+        shape = word.encode("utf-8", "surrogatepass").translate(self.shape_table).decode("utf-8", "surrogatepass")
         out = self._piece(shape)
         return self._piece(word) if _ASCII_DIGIT.search(out) else out
 

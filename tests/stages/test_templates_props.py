@@ -106,6 +106,7 @@ DIGIT_RULE_SETS = [(), ({"pattern": r"req-[a-z]+", "mask_with": "REQ"},), ({"pat
 @SETTINGS
 @example(["eth0 up", "eth1 up", "port 22 open", "port 80 open", "v1 v2 v3"], ({"pattern": r"v[1-3]", "mask_with": "V"},), False, random.Random(0))
 @example(["opened in 12 ms (0Xa) (0x1f) (7Xa) 0x0 10x5"], (), True, random.Random(0))  # 0x is hex, 7X is not: 0 is not like the other digits
+@example(["at 0x1f_a -0x1f 00x1 0x1fé 0xZZ 0x1f.5 0x1f-3 1x1f ssh0 en10"], (), False, random.Random(0))  # untyped: 0 is like them
 @given(st.lists(spaced, min_size=1, max_size=8), st.sampled_from(DIGIT_RULE_SETS), st.booleans(), st.randoms(use_true_random=False))
 def test_masking_by_digit_shape_equals_masking_whole(
     texts: list[str], extra: tuple[dict[str, str], ...], typed: bool, rnd: random.Random

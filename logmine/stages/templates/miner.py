@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from logmine.masking import DEFAULT_RULES, DIGIT_SHAPE, WILDCARD, Masker, MaskRule
+from logmine.masking import DEFAULT_RULES, WILDCARD, Masker, MaskRule
 from logmine.hashing import content_id
 from logmine.stages.templates.anchors import Hosts, is_pattern
 from logmine.stages.templates.cluster import ClusterParams, Group, cluster
@@ -61,7 +61,7 @@ class MineConfig:
     """Tokens held over all signatures before a consolidation (bounds memory for long prompts)."""
     line_cache_size: int = 100_000
     """Lines remembered with their signature (a line seen before skips masking); 0 turns it off.
-    Log lines are remembered by their digit shape (every digit 1-9 written 1; see :data:`logmine.masking.DIGIT_SHAPE`), so a line that differs
+    Log lines are remembered by their digit shape (every digit written 1; see :attr:`logmine.masking.Masker.shape_table`), so a line that differs
     from one seen only in its numbers' digits is seen before, when those digits are all masked."""
     mask_cache_size: int = 200_000
     """Masked words (log lines) or masked lines (prompts) remembered; 0 masks every text whole."""
@@ -108,6 +108,7 @@ class TemplateMiner:
         self._cache: dict[str, int] = {}
         self._shapes: dict[bytes, int] = {}
         self._by_shape = self.config.collapse_spaces and self.config.line_cache_size > 0 and self.masker.digit_blind
+        self._shape_table = self.masker.shape_table
         self._templates: dict[tuple[int, str], list[int]] = {}
         self._regex: dict[int, re.Pattern[str]] = {}
         self._hosts: Hosts | None = None
@@ -118,7 +119,7 @@ class TemplateMiner:
     def add(self, line: str) -> int:
         """Add one line; return its unit (a provisional cluster id)."""
         if self._by_shape:
-            shape = line.encode("utf-8", "surrogatepass").translate(DIGIT_SHAPE)  # digit_shape(line), inlined
+            shape = line.encode("utf-8", "surrogatepass").translate(self._shape_table)  # its digit shape, inlined
             u = self._shapes.get(shape)
             if u is None:
                 u = self._cache.get(line)
