@@ -119,17 +119,12 @@ class TemplateMiner:
     def add(self, line: str) -> int:
         """Add one line; return its unit (a provisional cluster id)."""
         if self._by_shape:
-            shape = line.encode("utf-8", "surrogatepass").translate(self._shape_table)  # its digit shape, inlined
-            u = self._shapes.get(shape)
-            if u is None:
-                u = self._cache.get(line)
-                if u is None:
-                    u = self._unit_for_shape(line, shape)
-        else:
-            u = self._cache.get(line)
-            if u is None:
-                u = self._unit_for(line)
-                self._remember(self._cache, line, u)
+            self.add_all((line,))
+            return self.state.line_units[-1]
+        u = self._cache.get(line)
+        if u is None:
+            u = self._unit_for(line)
+            self._remember(self._cache, line, u)
         state = self.state
         state.weights[u] += 1
         state.line_units.append(u)
@@ -157,10 +152,30 @@ class TemplateMiner:
         return u
 
     def add_all(self, lines: Iterable[str], progress: ProgressFn | None = None, total: int = 0) -> None:
-        for n, line in enumerate(lines):
-            self.add(line)
-            if progress is not None and n % 10_000 == 0:
-                progress("templates mine", n, total)
+        if not self._by_shape:
+            for n, line in enumerate(lines):
+                self.add(line)
+                if progress is not None and n % 10_000 == 0:
+                    progress("templates mine", n, total)
+            return
+        # log lines remembered by their digit shape: the hot loop, its lookups bound once
+        shapes, cache, table, state = self._shapes, self._cache, self._shape_table, self.state
+        weights, line_units, first = state.weights, state.line_units, self.lines
+        n = first - 1
+        for n, line in enumerate(lines, first):
+            shape = line.encode("utf-8", "surrogatepass").translate(table)
+            u = shapes.get(shape)
+            if u is None:
+                u = cache.get(line)
+                if u is None:
+                    self.lines = n  # a new unit's first line
+                    u = self._unit_for_shape(line, shape)
+                    shapes, cache = self._shapes, self._cache  # a consolidation may have replaced them
+            weights[u] += 1
+            line_units.append(u)
+            if progress is not None and (n - first) % 10_000 == 0:
+                progress("templates mine", n - first, total)
+        self.lines = n + 1
 
     def masked(self, line: str) -> str:
         return self.masker.masked(line)
