@@ -30,7 +30,7 @@ LAYOUTS = {  # layout -> fields its header holds besides the timestamp
     "%(asctime)s %(levelname)s %(name)s %(message)s": ("level",),
     "%(levelname)s:%(name)s:%(message)s": ("level", "logger"),
     "%(levelname)s:     %(message)s": ("level",),
-    "[%(asctime)s] %(levelname)s in %(module)s: %(message)s": ("level",),
+    "[%(asctime)s] %(levelname)s in %(module)s: %(message)s": ("level", "module"),
     "%(levelname)s %(asctime)s %(module)s %(process)d %(thread)d %(message)s": ("level",),
     "%(levelname)-8s %(asctime)s %(name)s %(message)s": ("level",),
     "%(asctime)s\t%(levelname)s %(filename)s:%(lineno)s -- %(message)s": ("level",),
@@ -94,8 +94,9 @@ def main() -> None:
         right = 0
         if len(found) == len(records):
             for entry, record in zip(found, records, strict=True):
-                want = {"level": record.levelname, "logger": record.name, "thread": record.threadName}
-                right += entry.message == record.getMessage() and all(entry.fields.get(f) == want[f] for f in fields)
+                want = {"level": record.levelname, "logger": record.name, "thread": record.threadName, "module": record.module}
+                got = {**entry.fields, "module": entry.fields.get("logger")}  # a layout's module is its logger slot
+                right += entry.message == record.getMessage() and all(got.get(f) == want[f] for f in fields)
         total, right_total = total + len(records), right_total + right
         print(f"| Python `{layout}` | `{header.name if header else None}` | {len(records)} | {len(found)} | {right / len(records):.3f} |")
     print(f"| **all Python layouts** | | {total} | | **{right_total / total:.3f}** |")

@@ -81,6 +81,8 @@ _DASH_LOGGER = re.compile(f"({_DASH_NAME}){_BEFORE_DASH}")
 _WORD_LOGGER = re.compile(_LOGGER_WORD + r"(?=\s{2,}|\s+\[)")
 _WORD_DASH_LOGGER = re.compile(_LOGGER_WORD + _BEFORE_DASH)
 _PIPE_FIELD = re.compile(r"[^\s|]+(?=\|)")
+_IN_LOGGER_RX = r"in\s+(?P<logger>[\w.$-]+):(?=\s|$)"
+_IN_LOGGER = re.compile(_IN_LOGGER_RX)
 _LOGGER_BEFORE_LEVEL = re.compile(rf"{_LOGGER_WORD}(?=\s+{_LEVEL_RX})")
 _SPACED_COLON_LOGGER = re.compile(rf"({_LOGGER_WORD})\s+:(?=\s)")
 _WORD = re.compile(r"\S+")
@@ -194,6 +196,8 @@ def _next_slot(line: str, pos: int, slots: list[str], have: set[str]) -> tuple[s
         return "logger-", m.end()  # one word between the timestamp and `` - ``: ``%d %c - %m``, ``[ts] chrome.exe - ...``
     if "level" in have and (m := _WORD_LOGGER.match(line, pos)):
         return "logger", m.end()
+    if last == "level" and (m := _IN_LOGGER.match(line, pos)):
+        return "in logger:", m.end()  # Flask's ``[%(asctime)s] %(levelname)s in %(module)s: %(message)s``
     if "host" not in have and "level" not in have and (m := _WORD.match(line, pos)):
         rest = _WS.match(line, m.end()).end()  # type: ignore[union-attr]
         if (last.startswith("ts") and _COLON_LOGGER.match(line, rest)) or (not slots and _ts_at(line, rest)):
@@ -235,6 +239,7 @@ _FRAGMENTS = {
     "logger-": f"(?P<logger>{_DASH_NAME}){_BEFORE_DASH}",
     "logger": f"(?P<logger>{_LOGGER_WORD})",
     "logger|": r"(?P<logger>[^\s|]+)",
+    "in logger:": _IN_LOGGER_RX,
     "logger :": rf"(?P<logger>{_LOGGER_WORD})\s+:(?=\s)",
     "-": r"-(?=\s|$)",
     "--": r"-{2,3}(?=\s)",

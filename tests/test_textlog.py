@@ -151,6 +151,7 @@ _PY_LAYOUTS = {  # layouts of Python's own documentation and of common tools -> 
     "%(asctime)s %(levelname)s %(name)s %(message)s": ("ts", "level", "logger"),  # the logger told by its dots
     "%(levelname)-8s %(asctime)s %(name)s %(message)s": ("level", "ts", "logger"),
     "%(levelname)s %(asctime)s %(module)s %(process)d %(thread)d %(message)s": ("level", "module", "pid", "tid"),  # Django's
+    "[%(asctime)s] %(levelname)s in %(module)s: %(message)s": ("ts", "level", "module"),  # Flask's
 }
 
 
