@@ -31,11 +31,13 @@ Pure: values in, values out (no file is opened here).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from logmine.jsonlog import JsonHeader, json_header
 from logmine.masking import MONTH
 from logmine.timestamps import TIMESTAMPS
 
@@ -352,21 +354,24 @@ def _regex(slots: Sequence[str]) -> str:
     return "^" + body + end
 
 
-def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0.3) -> Header | None:
+def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0.3) -> Header | JsonHeader | None:
     """The header grammar most of the first ``sample`` non-blank lines open with, or None.
 
     A grammar needs a timestamp or a level slot; it is kept when it opens at least ``min_share``
     of the lines that open with any slots, and at least 2 lines (1 in a one-line file). A shape
     counts only the lines its compiled grammar parses whole: a grammar that would not read the lines
     it was found on never becomes the file's header (each line would then continue the one before).
+    A log of JSON lines holding a message key has the keys of its fields as its header
+    (:func:`logmine.jsonlog.json_header`).
     """
+    head = list(itertools.islice((line for line in lines if line.strip()), sample))
+    if head and head[0].lstrip().startswith("{") and (keyed := json_header(head, min_share)) is not None:
+        return keyed
     shapes: dict[tuple[str, ...], list[str]] = {}
     before_level: Counter[tuple[str, ...]] = Counter()  # shapes of the lines a ``LEVEL: message`` line follows
     seen = 0
     last: tuple[str, ...] = ()
-    for line in lines:
-        if not line.strip():
-            continue
+    for line in head:
         seen += 1
         slots = scan(line)
         if any("ts@" in s or "level" in s or s in LAYOUTS for s in slots):
@@ -374,8 +379,6 @@ def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0
         if slots == _LEVEL_LINE_SHAPE and "level" not in last:
             before_level[last] += 1
         last = slots
-        if seen >= sample:
-            break
     if not shapes:
         return None
     total = sum(len(found) for found in shapes.values())
@@ -467,7 +470,7 @@ def is_continuation(line: str) -> bool:
     return not line.strip() or bool(_FRAME.match(line))
 
 
-def entries(lines: Iterable[str], header: Header | None) -> Iterator[Entry]:
+def entries(lines: Iterable[str], header: Header | JsonHeader | None) -> Iterator[Entry]:
     """The entries of ``lines`` (see the module doc); every line belongs to exactly one entry."""
     current: Entry | None = None
     others: dict[tuple[str, ...], Header] = {}

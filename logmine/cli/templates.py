@@ -84,8 +84,9 @@ def mine(
     """Mine the templates of free-text logs (idea.log, log4j/logback, Python logging, syslog, ...).
 
     The header of each file (timestamp, thread, level, logger, ...) is found without being told
-    and cut off: templates are mined from the messages. A line without header (a stack frame,
-    the rest of a multi-line message) belongs to the entry above it; the entry carries the
+    and cut off: templates are mined from the messages. A log of JSON lines (pino, structlog,
+    Docker's json-file, ...) gives its message and field keys instead. A line without header (a stack
+    frame, the rest of a multi-line message) belongs to the entry above it; the entry carries the
     exception type of its stack trace. With --format json every entry comes out with its header
     fields as columns (rows).
 

@@ -3,7 +3,7 @@ the same kind of header (log4j/logback layouts, Python logging, ...) -> the ``id
 
 The header is found per file by :func:`logmine.textlog.detect_header` (nothing is configured);
 a file is this format when its first line parses with a header that has a timestamp and a
-level. Each entry -- a header line and the lines that continue it (a stack trace, a wrapped
+level, JSON lines with a message key and those fields included (:mod:`logmine.jsonlog`). Each entry -- a header line and the lines that continue it (a stack trace, a wrapped
 message) -- is one row:
 
 ==============  ================================================================================
@@ -38,6 +38,7 @@ from typing import Any
 import polars as pl
 
 from logmine.formats._base import MAX_LINE_BYTES, Batch, iter_lines, open_binary
+from logmine.jsonlog import JsonHeader
 from logmine.records import IDE_LOG_SCHEMA, REJECT_OVERSIZED, Reject
 from logmine.textlog import Entry, Header, detect_header, entries
 from logmine.timestamps import parse_timestamp
@@ -74,7 +75,7 @@ def text_lines(path: Path) -> Iterator[str]:
         yield raw.decode("utf-8", "replace")
 
 
-def header_and_entries(lines: Iterable[str], sample: int = HEAD_LINES) -> tuple[Header | None, Iterator[Entry]]:
+def header_and_entries(lines: Iterable[str], sample: int = HEAD_LINES) -> tuple[Header | JsonHeader | None, Iterator[Entry]]:
     """The header found on the first ``sample`` lines, and the entries of all lines (streamed)."""
     it = iter(lines)
     head = list(itertools.islice(it, sample))

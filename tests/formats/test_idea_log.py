@@ -7,6 +7,7 @@ of ../shared/formats/real/idea-log (IntelliJ IDEA 13 and 2024.2) are read when p
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import shutil
 from datetime import UTC, datetime
@@ -121,6 +122,22 @@ def test_ingest_writes_ide_log_with_templates(tmp_path: Path) -> None:
     assert sources.select("lines_read", "lines_accepted", "lines_rejected").rows() == [(16, 16, 0), (16, 16, 0)]
     again = ingest(logs, tmp_path / "ws")
     assert again.summary()["files_skipped"] == 2
+
+
+def test_json_lines_logs_are_ide_log_rows(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    lines = [json.dumps({"time": 1765069323000 + i, "level": 30 if i % 3 else 50, "pid": 7, "msg": f"job {i} done"}) for i in range(6)]
+    lines.insert(3, "Error: boom")  # printed raw by the process: it continues the entry above
+    (logs / "app.log").write_text("\n".join(lines) + "\n")
+    assert detect_format(logs / "app.log") == "ide-log"
+    report = ingest(logs, tmp_path / "ws")
+    assert (report.lines_read, report.lines_accepted, report.lines_rejected, report.total("ide_log")) == (7, 7, 0, 6)
+    df = Workspace.open(tmp_path / "ws").read("ide_log").sort("source_line")
+    assert df.select("level", "message", "lines", "source_line", "template").rows()[:4] == [
+        ("ERROR", "job 0 done", 1, 1, "job <*> done"), ("INFO", "job 1 done", 1, 2, "job <*> done"),
+        ("INFO", "job 2 done\nError: boom", 2, 3, "job <*> done"), ("ERROR", "job 3 done", 1, 5, "job <*> done")]
+    assert df["ts"][0] == datetime(2025, 12, 7, 1, 2, 3, tzinfo=UTC)
 
 
 # -- the real idea.log files ---------------------------------------------------------------------

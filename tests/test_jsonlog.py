@@ -1,0 +1,91 @@
+"""Application logs written as JSON lines (logmine.jsonlog), read through logmine.textlog's entries.
+
+The lines are written here the way each writer documents its output: pino/bunyan (numeric levels,
+epoch milliseconds, ``msg``), structlog's JSONRenderer (``event``), Python JSON formatters
+(``asctime``/``levelname``/``name``/``message``), Docker's json-file driver (``log`` with its newline).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from logmine.jsonlog import FIELD_KEYS, json_header
+from logmine.textlog import FIELDS, detect_header, entries
+from logmine.timestamps import parse_timestamp
+
+
+def lines_of(objects: list[dict[str, object]]) -> list[str]:
+    return [json.dumps(o) for o in objects]
+
+
+WRITERS = {
+    "pino": ([{"level": 30 + 10 * (i % 2), "time": 1765069323000 + i, "pid": 4242, "hostname": "web-1",
+               "msg": f"request {i} done"} for i in range(6)],
+             "json: time level pid hostname msg", {"ts": "1765069323000", "level": "INFO", "pid": "4242", "host": "web-1"},
+             "request 0 done"),
+    "structlog": ([{"event": f"user {i} logged in", "level": "info", "logger": "app.auth",
+                    "timestamp": "2026-12-07T01:02:03.000456Z"} for i in range(6)],
+                  "json: timestamp level logger event",
+                  {"ts": "2026-12-07T01:02:03.000456Z", "level": "info", "logger": "app.auth"}, "user 0 logged in"),
+    "python-json": ([{"asctime": "2026-12-07 01:02:03,456", "name": "app.db", "levelname": "WARNING",
+                      "message": f"slow query {i}"} for i in range(6)],
+                    "json: asctime levelname name message",
+                    {"ts": "2026-12-07 01:02:03,456", "level": "WARNING", "logger": "app.db"}, "slow query 0"),
+    "docker-json-file": ([{"log": f"GET /items/{i} 200\n", "stream": "stdout", "time": "2026-12-07T01:02:03.123456789Z"}
+                          for i in range(6)],
+                         "json: time log", {"ts": "2026-12-07T01:02:03.123456789Z"}, "GET /items/0 200"),
+}
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_json_lines_of_common_writers(writer: str) -> None:
+    objects, name, fields, message = WRITERS[writer]
+    lines = lines_of(objects)
+    header = detect_header(lines)
+    assert header is not None and header.name == name
+    found = list(entries(lines, header))
+    assert len(found) == len(lines)
+    assert {k: v for k, v in found[0].fields.items() if v is not None} == fields
+    assert found[0].message == message
+
+
+def test_a_raw_traceback_between_json_lines_continues_its_entry() -> None:
+    lines = [json.dumps({"time": "2026-12-07T01:02:03Z", "level": "error", "msg": "request failed"}),
+             "Traceback (most recent call last):", '  File "app.py", line 3, in <module>', "ValueError: bad id",
+             json.dumps({"time": "2026-12-07T01:02:04Z", "level": "info", "msg": "request done"})]
+    found = list(entries(lines, detect_header(lines)))
+    assert [(e.message, e.lines, e.exception) for e in found] == [("request failed", 4, "ValueError"), ("request done", 1, None)]
+
+
+def test_a_line_of_another_writer_is_read_by_the_usual_names() -> None:
+    lines = lines_of([{"timestamp": "2026-12-07T01:02:03Z", "severity": "INFO", "message": f"job {i}"} for i in range(5)])
+    lines.append(json.dumps({"time": 1765069323000, "level": 50, "msg": "pino crashed"}))
+    last = list(entries(lines, detect_header(lines)))[-1]
+    assert (last.message, last.fields["ts"], last.fields["level"]) == ("pino crashed", "1765069323000", "ERROR")
+    assert parse_timestamp(last.fields["ts"]) == datetime(2025, 12, 7, 1, 2, 3, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [json.dumps({"cpu": i, "mem": 2 * i}) for i in range(5)],  # metrics: no message key
+        ["{not json", "{still not}", "plain text"],
+        [json.dumps({"msg": "one"}), "two", "three", "four", "five", "six", "seven"],  # too few objects
+    ],
+    ids=["no-message-key", "not-json", "too-few"],
+)
+def test_what_is_no_json_log(lines: list[str]) -> None:
+    assert json_header(lines) is None
+
+
+def test_text_logs_keep_their_text_header() -> None:
+    lines = [f"2026-12-07 01:02:0{i},123 INFO [main] app.Main - started {i}" for i in range(5)]
+    header = detect_header(lines)
+    assert header is not None and header.name == "ts level [thread] logger -"
+
+
+def test_the_json_fields_are_the_text_header_fields() -> None:
+    assert tuple(FIELD_KEYS) == FIELDS
