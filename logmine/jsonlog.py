@@ -7,7 +7,10 @@ lines hold among its usual names (``time``/``timestamp``/``@timestamp``/``ts`` f
 ``level``/``severity``/``levelname`` for ``level``, ``logger``/``name``/``module`` for ``logger``...).
 A :class:`JsonHeader` reads a line as :class:`logmine.textlog.Header` reads a text line (``match``,
 ``parse``, ``fields``), so :func:`logmine.textlog.entries` cuts a JSON log into entries the same way:
-a line that is no such object (a stack trace printed raw) continues the entry before it.
+a line that is no such object (a stack trace printed raw) continues the entry before it. A stack trace
+written beside the message (``exc_info``, ``stack``, pino's ``err.stack``, ...) is the entry's too: the
+lines of the message after its first and the trace are the entry's inner lines
+(:attr:`logmine.textlog.Entry.inner`), text but no physical lines.
 
 The numeric levels of pino and bunyan (10 trace ... 60 fatal) are read as their names.
 
@@ -35,6 +38,8 @@ FIELD_KEYS: dict[str, tuple[str, ...]] = {
     "context": (),
 }
 """Each header field (in :data:`logmine.textlog.FIELDS` order) and the keys it is written under, likeliest first."""
+TRACE_KEYS = ("exc_info", "exc_text", "exception", "stack_trace", "stack", "traceback", "err", "error")
+"""Keys a stack trace is written under (as text, or as an object with a ``stack``: pino's ``err``)."""
 _NUMERIC_LEVELS = {"10": "TRACE", "20": "DEBUG", "30": "INFO", "40": "WARN", "50": "ERROR", "60": "FATAL"}
 
 
@@ -57,6 +62,17 @@ def _scalar(value: Any) -> str | None:
     if value is None or isinstance(value, (dict, list)):
         return None
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _trace(obj: dict[str, Any]) -> str | None:
+    """The stack trace a JSON line carries beside its message, or None."""
+    for key in TRACE_KEYS:
+        value = obj.get(key)
+        if isinstance(value, dict):
+            value = value.get("stack") or value.get("stack_trace")
+        if isinstance(value, str) and "\n" in value.strip():
+            return value.rstrip()
+    return None
 
 
 @dataclass(frozen=True)
@@ -100,7 +116,8 @@ class JsonHeader:
                 out[field] = next((v for k in FIELD_KEYS[field] if k != key and (v := _scalar(obj.get(k))) is not None), None)
         if out.get("level") in _NUMERIC_LEVELS:
             out["level"] = _NUMERIC_LEVELS[out["level"]]  # type: ignore[index]
-        out["message"] = message.strip()
+        trace = _trace(obj)
+        out["message"] = message.strip() + ("\n" + trace if trace else "")
         return out
 
     def parse(self, line: str) -> dict[str, str | None] | None:

@@ -443,6 +443,8 @@ class Entry:
     """The physical lines after the head that belong to the entry, as they are."""
     head_lines: int = 1
     """Physical lines the head spans: 2 where the level and message open the next line (:attr:`Header.level_line`)."""
+    inner: list[str] = field(default_factory=list)
+    """Lines of text inside the head line, no physical lines: a JSON line's message after its first line, its stack trace."""
 
     @property
     def lines(self) -> int:
@@ -450,12 +452,12 @@ class Entry:
 
     @property
     def text(self) -> str:
-        """The whole message: the first line's and the continuation lines, newline-joined."""
-        return "\n".join([self.message, *self.continuation]) if self.continuation else self.message
+        """The whole message: the first line's, its inner lines and the continuation lines, newline-joined."""
+        return "\n".join([self.message, *self.inner, *self.continuation]) if self.continuation or self.inner else self.message
 
     @property
     def exception(self) -> str | None:
-        return exception_type([self.message, *self.continuation])
+        return exception_type([self.message, *self.inner, *self.continuation])
 
     @property
     def has_header(self) -> bool:
@@ -495,8 +497,8 @@ def entries(lines: Iterable[str], header: Header | JsonHeader | None) -> Iterato
                 continue
         if current is not None:
             yield current
-        message = fields.pop("message") or ""
-        current = Entry(number, fields, message)
+        message, *inner = (fields.pop("message") or "").split("\n")  # more than one line: a JSON line's message
+        current = Entry(number, fields, message, inner=inner)
     if current is not None:
         yield current
 

@@ -60,6 +60,18 @@ def test_a_raw_traceback_between_json_lines_continues_its_entry() -> None:
     assert [(e.message, e.lines, e.exception) for e in found] == [("request failed", 4, "ValueError"), ("request done", 1, None)]
 
 
+def test_a_stack_trace_beside_the_message_is_the_entrys() -> None:
+    trace = 'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\nKeyError: \'id\''
+    lines = lines_of([{"asctime": "2026-12-07 01:02:03,456", "levelname": "ERROR", "message": "lookup failed", "exc_info": trace},
+                      {"level": 50, "time": 1765069323000, "msg": "crashed",
+                       "err": {"type": "TypeError", "message": "x is undefined", "stack": "TypeError: x is undefined\n    at main (/app/index.js:3:7)"}},
+                      {"asctime": "2026-12-07 01:02:04,000", "levelname": "INFO", "message": "two lines\nof message"}])
+    found = list(entries(lines, detect_header(lines)))
+    assert [(e.message, e.exception, e.lines) for e in found] == [
+        ("lookup failed", "KeyError", 1), ("crashed", "TypeError", 1), ("two lines", None, 1)]
+    assert found[0].text == "lookup failed\n" + trace and found[2].text == "two lines\nof message"
+
+
 def test_a_line_of_another_writer_is_read_by_the_usual_names() -> None:
     lines = lines_of([{"timestamp": "2026-12-07T01:02:03Z", "severity": "INFO", "message": f"job {i}"} for i in range(5)])
     lines.append(json.dumps({"time": 1765069323000, "level": 50, "msg": "pino crashed"}))
