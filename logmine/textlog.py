@@ -365,7 +365,7 @@ def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0
     (:func:`logmine.jsonlog.json_header`).
     """
     head = list(itertools.islice((line for line in lines if line.strip()), sample))
-    if head and head[0].lstrip().startswith("{") and (keyed := json_header(head, min_share)) is not None:
+    if any(line.lstrip().startswith("{") for line in head[:5]) and (keyed := json_header(head, min_share)) is not None:
         return keyed
     shapes: dict[tuple[str, ...], list[str]] = {}
     before_level: Counter[tuple[str, ...]] = Counter()  # shapes of the lines a ``LEVEL: message`` line follows

@@ -93,6 +93,13 @@ def test_what_is_no_json_log(lines: list[str]) -> None:
     assert json_header(lines) is None
 
 
+def test_a_banner_before_the_json_lines() -> None:
+    lines = ["Starting app v1.2 ...", *lines_of([{"time": "2026-12-07T01:02:03Z", "level": "info", "msg": f"tick {i}"} for i in range(5)])]
+    header = detect_header(lines)
+    assert header is not None and header.name == "json: time level msg"
+    assert [e.message for e in entries(lines, header)] == ["Starting app v1.2 ...", *(f"tick {i}" for i in range(5))]
+
+
 def test_text_logs_keep_their_text_header() -> None:
     lines = [f"2026-12-07 01:02:0{i},123 INFO [main] app.Main - started {i}" for i in range(5)]
     header = detect_header(lines)
