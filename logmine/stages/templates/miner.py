@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -322,13 +323,15 @@ def finalize(state: MinerState, config: MineConfig, wildcards: frozenset[str], r
         templates[tid] = text
         for u in g.members:
             unit_template[u] = tid
-    assignments = [unit_template[state.find(u)] for u in state.line_units]
-    counts: dict[str, int] = {}
+    of_unit = [unit_template.get(state.find(u)) for u in range(len(state.parent))]  # each unit's root found once
+    assignments: list[str] = [of_unit[u] for u in state.line_units]  # type: ignore[misc]
+    counts = dict(Counter(assignments))
     first: dict[str, int] = {}
     for n, tid in enumerate(assignments):
-        counts[tid] = counts.get(tid, 0) + 1
         if tid not in first:
             first[tid] = n
+            if len(first) == len(counts):
+                break
     templates = {t: templates[t] for t in sorted(templates, key=lambda t: (-counts.get(t, 0), t)) if t in counts}
     return MineResult(assignments, templates, counts, first, state)
 
