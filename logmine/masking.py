@@ -112,6 +112,12 @@ ANY_DIGIT_SHAPE = bytes.maketrans(b"023456789", b"111111111")
 """Every ASCII digit written 1, 0 included: the shape table of untyped masks (:attr:`Masker.shape_table`).
 Only the HEX rule tells 0 apart (``0x1f``), and what it masks the ID rule masks too, over the same
 extent (a word holding a digit): both write ``<*>``; typed masks (``<HEX>``, ``<ID>``) keep 0 apart."""
+HEX_SHAPE = bytes.maketrans(b"023456789abcdefACDEF", b"111111111aaaaaaaaaaa")
+"""A word of hex digits and separators with every digit written 1 and every hex letter ``a`` but ``B``
+(:meth:`Masker._word`): each default rule reads such a word by its characters' classes alone (a hex
+digit, a digit, a letter), but the NUM rule's byte unit ``B``, kept. Untyped masks only."""
+_HEX_WORD = re.compile(r"[0-9a-fA-F.:_-]*[0-9][0-9a-fA-F.:_-]*")
+_HEX_LEFT = re.compile(r"[0-9a-fA-F]")
 _QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?\}")
 _ANY_DIGIT = re.compile(r"\d")
 _ASCII_DIGIT = re.compile(r"[0-9]")
@@ -221,11 +227,22 @@ class Masker:
             self._pieces[piece] = out
         return out
 
+    @cached_property
+    def _hex_blind(self) -> bool:
+        """Whether a word of hex digits may be masked by way of its hex shape (:data:`HEX_SHAPE`): the
+        default rules alone, untyped."""
+        return not self.typed and self.rules == DEFAULT_RULES
+
     def _word(self, word: str) -> str:
         """A word not remembered: masked by way of its digit shape when the rules allow (a new
-        number of a known shape costs no regex), else by itself."""
+        number of a known shape costs no regex), else by itself. A word of hex digits (an id, a
+        hash) is masked by way of its hex shape first: when that masks whole, so does the word."""
         if not self.digit_blind:
             return self._piece(word)
+        if self._hex_blind and _HEX_WORD.fullmatch(word):
+            out = self._piece(word.encode("ascii").translate(HEX_SHAPE).decode("ascii"))
+            if _HEX_LEFT.search(out) is None:
+                return out
         shape = word.encode("utf-8", "surrogatepass").translate(self.shape_table).decode("utf-8", "surrogatepass")
         out = self._piece(shape)
         return self._piece(word) if _ASCII_DIGIT.search(out) else out
