@@ -64,6 +64,11 @@ def _scalar(value: Any) -> str | None:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+def _usual_key(obj: dict[str, Any], field: str, message_key: str) -> str | None:
+    """The first of ``field``'s usual names that ``obj`` holds a value under (its message key aside)."""
+    return next((k for k in FIELD_KEYS[field] if k != message_key and _scalar(obj.get(k)) is not None), None)
+
+
 def _trace(obj: dict[str, Any]) -> str | None:
     """The stack trace a JSON line carries beside its message, or None."""
     for key in TRACE_KEYS:
@@ -112,8 +117,8 @@ class JsonHeader:
         message: str = obj[key]
         out = {field: _scalar(obj.get(name)) for field, name in self.keys}
         for field, value in out.items():
-            if value is None:
-                out[field] = next((v for k in FIELD_KEYS[field] if k != key and (v := _scalar(obj.get(k))) is not None), None)
+            if value is None and (name := _usual_key(obj, field, key)) is not None:
+                out[field] = _scalar(obj[name])
         if out.get("level") in _NUMERIC_LEVELS:
             out["level"] = _NUMERIC_LEVELS[out["level"]]  # type: ignore[index]
         trace = _trace(obj)
@@ -142,9 +147,8 @@ def json_header(lines: Sequence[str], min_share: float = 0.3) -> JsonHeader | No
         if obj is None or (key := _message_key(obj)) is None:
             continue
         messages[key] += 1
-        for field, names in FIELD_KEYS.items():
-            found = next((k for k in names if k != key and _scalar(obj.get(k)) is not None), None)
-            if found is not None:
+        for field in FIELD_KEYS:
+            if (found := _usual_key(obj, field, key)) is not None:
                 held[field][found] += 1
     total = sum(messages.values())
     if total < min(2, seen) or total < min_share * seen:
