@@ -112,12 +112,6 @@ ANY_DIGIT_SHAPE = bytes.maketrans(b"023456789", b"111111111")
 """Every ASCII digit written 1, 0 included: the shape table of untyped masks (:attr:`Masker.shape_table`).
 Only the HEX rule tells 0 apart (``0x1f``), and what it masks the ID rule masks too, over the same
 extent (a word holding a digit): both write ``<*>``; typed masks (``<HEX>``, ``<ID>``) keep 0 apart."""
-HEX_SHAPE = bytes.maketrans(b"023456789abcdefACDEF", b"111111111aaaaaaaaaaa")
-"""A word of hex digits and separators with every digit written 1 and every hex letter ``a`` but ``B``
-(:meth:`Masker._word`): each default rule reads such a word by its characters' classes alone (a hex
-digit, a digit, a letter), but the NUM rule's byte unit ``B``, kept. Untyped masks only."""
-_HEX_WORD = re.compile(r"[0-9a-fA-F.:_-]*[0-9][0-9a-fA-F.:_-]*")
-_HEX_LEFT = re.compile(r"[0-9a-fA-F]")
 _QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?\}")
 _ANY_DIGIT = re.compile(r"\d")
 _ASCII_DIGIT = re.compile(r"[0-9]")
@@ -187,6 +181,8 @@ class Masker:
     def collapse(self, text: str) -> str:
         """Turn masks joined by separators (``<*>,<*>``, ``<*>:<*>:<*>``) into one mask, so a list
         of values and a single value fill the same slot."""
+        if text.count("<") < 2:  # a join needs two masks
+            return text
         if not self.typed:
             return self._mask_token.sub(WILDCARD, text)
 
@@ -227,22 +223,11 @@ class Masker:
             self._pieces[piece] = out
         return out
 
-    @cached_property
-    def _hex_blind(self) -> bool:
-        """Whether a word of hex digits may be masked by way of its hex shape (:data:`HEX_SHAPE`): the
-        default rules alone, untyped."""
-        return not self.typed and self.rules == DEFAULT_RULES
-
     def _word(self, word: str) -> str:
         """A word not remembered: masked by way of its digit shape when the rules allow (a new
-        number of a known shape costs no regex), else by itself. A word of hex digits (an id, a
-        hash) is masked by way of its hex shape first: when that masks whole, so does the word."""
+        number of a known shape costs no regex), else by itself."""
         if not self.digit_blind:
             return self._piece(word)
-        if self._hex_blind and _HEX_WORD.fullmatch(word):
-            out = self._piece(word.encode("ascii").translate(HEX_SHAPE).decode("ascii"))
-            if _HEX_LEFT.search(out) is None:
-                return out
         shape = word.encode("utf-8", "surrogatepass").translate(self.shape_table).decode("utf-8", "surrogatepass")
         out = self._piece(shape)
         return self._piece(word) if _ASCII_DIGIT.search(out) else out
@@ -253,6 +238,15 @@ class Masker:
             return self.masked(text).split()
         get, word = self._pieces.get, self._word
         return [get(w) or word(w) for w in text.split()]
+
+    def mask_words_by_shape(self, text: str, shape_words: list[str]) -> list[str]:
+        """``mask_words(text)``, given ``shape_words``: the masked words of ``text``'s digit shape
+        (:attr:`shape_table`). A word whose shape masks with no digit left masks to that (the rules
+        treat digits alike, :attr:`digit_blind`); only the others are masked again, as they are."""
+        if not self.digit_blind or not self.piecewise or _CROSS_SPACE.search(text):
+            return self.mask_words(text)
+        piece = self._piece
+        return [s if _ASCII_DIGIT.search(s) is None else piece(w) for s, w in zip(shape_words, text.split())]
 
     def mask_lines(self, text: str) -> str:
         """``masked(text)``, worked out line by line."""

@@ -118,6 +118,8 @@ def test_masking_by_digit_shape_equals_masking_whole(
     for text in texts:
         for t in (text, _redraw_digits(text, rnd)):
             assert masker.mask_words(t) == masker.masked(t).split()
+            shape = t.encode("utf-8", "surrogatepass").translate(masker.shape_table).decode("utf-8", "surrogatepass")
+            assert masker.mask_words_by_shape(t, masker.mask_words(shape)) == masker.masked(t).split()
 
 
 hex_words = st.lists(st.text(alphabet="0123456789abcdefABCDEF.:_-xB", min_size=1, max_size=16), min_size=1, max_size=30)
@@ -126,8 +128,8 @@ hex_words = st.lists(st.text(alphabet="0123456789abcdefABCDEF.:_-xB", min_size=1
 @SETTINGS
 @example(["-12B", "12B.5", "24064f3b-e88b-3af9-a0f0-5c425aff64cf", "deadbeef12", "e1", "ab12", "12Bb", "0x1f", "fa12-3"])
 @given(hex_words)
-def test_hex_words_masked_by_their_hex_shape_mask_as_alone(words: list[str]) -> None:
-    """Words of hex digits, masked by way of their hex shape (remembered), mask as each word alone does."""
+def test_hex_words_masked_in_turn_mask_as_alone(words: list[str]) -> None:
+    """Words of hex digits, masked one after another (shapes remembered), mask as each word alone does."""
     cached, alone = Masker(), Masker(cache_size=0)
     for w in words:
         assert cached.mask_words(w) == alone.masked(w).split()

@@ -147,8 +147,10 @@ class TemplateMiner:
         if _DIGIT.search(key) is None:
             u = self._unit_of(words, key, key)
             self._remember(self._shapes, shape, u)
-        else:
-            u = self._unit_for(line)
+        else:  # some word's digits stay (`en0`): those words masked again as they are
+            words = self.masker.mask_words_by_shape(line, words)
+            key = " ".join(words)
+            u = self._unit_of(words, key, key)
             self._remember(self._cache, line, u)
         return u
 
