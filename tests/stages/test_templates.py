@@ -321,3 +321,19 @@ def test_a_list_of_values_is_one_value_whatever_its_length() -> None:
     lines += [f"Replica {h} left, {h} took over" for h in hosts * 2]
     result = mine_templates(lines)
     assert sorted(result.templates.values()) == ["Replica <*> left, <*> took over", "Replicas <*> joined the ring"]
+
+
+def test_a_region_with_words_beside_its_masks_is_a_template_not_free_text() -> None:
+    """``pid=<n> level=<L> ... acknowledged.``: four events between one shared field and one shared last
+    word, each a masked name among constant words. A region like ``job <*> sent out`` is a template's
+    text, one value however many lines hold it, not free text: the events do not merge as one region."""
+    levels = ["INFO"] * 9 + ["DEBUG"] * 4 + ["ERROR"] * 4 + ["WARNING"] * 3
+    names = ["alpha_node", "beta_layer", "cache_v2", "ServerWorker", "graph_job", "model", "frank_task", "records", "queue_3", "TensorPool", "dave_image"]
+    lines = [f"pid={1000 + 37 * i} level={levels[i % 20]} job {names[i % 11]} sent out acknowledged." for i in range(80)]
+    lines += [f"pid={3000 + 11 * i} level=INFO job {names[i]} restarted acknowledged." for i in range(6)]
+    lines += [f"pid={5000 + 13 * i} level={lv} Drain {names[i + 2]} lease renewed acknowledged." for i, lv in enumerate(["DEBUG", "DEBUG", "INFO"])]
+    lines += ["pid=7707 level=INFO job east_session moved task off acknowledged.", "pid=7801 level=WARNING job mallory_node moved task off acknowledged."]
+    templates = set(mine_templates(lines).templates.values())
+    assert "pid=<*> <*> acknowledged." not in templates
+    assert {"pid=<*> level=<*> job <*> sent out acknowledged.", "pid=<*> level=INFO job <*> restarted acknowledged.",
+            "pid=<*> level=<*> Drain <*> lease renewed acknowledged."} <= templates

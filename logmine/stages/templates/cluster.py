@@ -395,18 +395,28 @@ def _variable_region(
     if len(members) < 2:
         return False
     middles: Counter[str] = Counter()
-    varied = 0  # lines whose region already holds a wildcard: each has a value of its own
+    varied = 0  # lines whose region is mostly wildcards already: each has a value of its own
     for k in members:
-        middle = " ".join(pats[k][len(head) : len(pats[k]) - len(tail)])
-        middles[middle] += lines[k]
-        varied += lines[k] if WILDCARD in middle.split(" ") else 0
+        region = pats[k][len(head) : len(pats[k]) - len(tail)]
+        middles[" ".join(region)] += lines[k]
+        varied += lines[k] if _mostly_masks(region, wildcards) else 0
     total = sum(middles.values())
-    distinct = varied + sum(1 for m in middles if WILDCARD not in m.split(" "))
+    distinct = varied + sum(1 for m in middles if not _mostly_masks(m.split(" "), wildcards))
     if _shared_phrase(middles) or any(TEMPLATE_BOUNDARY.search(m) for m in middles):
         return False  # a region holding a model sentinel (``<|im_end|>``) is structure, not one value
     if unique and (distinct < params.unique_region_ratio * total or any(_structured(m, wildcards) for m in middles)):
         return False
     return is_variable(middles, total, params, wildcards, region=True)
+
+
+def _mostly_masks(region: Sequence[str], wildcards: frozenset[str]) -> bool:
+    """Whether a region holds a wildcard and no more constant words than masked ones (``<*>``,
+    ``my <*>``): a value already varied. A region with constant words beside its masks
+    (``instance <*> create tag``) is a template's text, one value however many lines hold it."""
+    if WILDCARD not in region:
+        return False
+    masked = sum(1 for tok in region if has_mask(tok, wildcards))
+    return len(region) - masked <= masked
 
 
 def _shared_phrase(middles: Counter[str]) -> bool:
