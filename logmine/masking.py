@@ -60,8 +60,8 @@ WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
 DEFAULT_RULES: tuple[MaskRule, ...] = tuple(
     MaskRule(pattern=p, mask_with=n)
     for n, p in (
-        ("URL", r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>`]+"),
-        ("EMAIL", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+        ("URL", r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*+://[^\s\"'<>`]+"),
+        ("EMAIL", r"(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+"),
         ("UUID", r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
         ("TIMESTAMP", r"(?<!\d)\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"),
         # a date written with its month's name, and its time: ctime (Sat Jun 18 02:08:09 2005), syslog
@@ -70,11 +70,11 @@ DEFAULT_RULES: tuple[MaskRule, ...] = tuple(
                       rf"(?: [A-Z]{{3,4}}(?= \d{{4}}))?(?: \d{{4}})?" + _NOT_WORD_AFTER),
         ("IP", r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?(?![\d.])"),
         ("MAC", r"(?<![\w:])(?:[0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}(?![\w:])"),
-        ("HEX", r"\b0[xX][0-9a-fA-F]+\b"),
-        ("HEX", r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b"),
+        ("HEX", r"\b0[xX][0-9a-fA-F]++\b"),
+        ("HEX", r"\b(?=[a-fA-F]*+\d)(?=[0-9]*+[a-fA-F])[0-9a-fA-F]{8,}+\b"),
         ("PATH", r"(?<![\w/.~<>*-])(?:/[\w.@+~-]+){2,}/?"),
         # a relative path to a file: two or more parts and an extension (src/app/main.py)
-        ("PATH", r"(?<![\w/.~<>*-])[\w.-]+(?:/[\w.@+~-]+)+\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/])"),
+        ("PATH", r"(?<![\w/.~<>*-])[\w.-]++(?:/[\w.@+~-]+)+\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/])"),
         ("BOOL", r"(?<![\w-])(?:true|false|null)(?![\w-])"),
         # a number, with a byte unit when it has one ("5.2 KB")
         ("NUM", _NOT_WORD_BEFORE + r"[-+]?\d+(?:\.\d+)*(?: ?(?:[KMGTP]i?B|B|bytes)\b)?" + _NOT_WORD_AFTER),
