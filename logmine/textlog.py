@@ -231,7 +231,7 @@ def _bracket_slot(line: str, pos: int, last: str, have: set[str]) -> tuple[str |
 
 _FRAGMENTS = {
     "[thread]": r"\[\s*(?P<thread>(?:[^\[\]]|\[[^\[\]]*\])*?)\s*\]",
-    "[context]": r"\[(?P<context>(?:[^\[\]]|\[[^\[\]]*\])*)\]",
+    "[context]": r"\[\s*(?P<context>(?:[^\[\]]|\[[^\[\]]*\])*?)\s*\]",
     "[logger]": r"\[\s*(?P<logger>[^\[\]]*?)\s*\]",
     "level": rf"(?P<level>{_LEVEL_RX}|{_LETTER_LEVEL_RX})",
     "[level]": rf"\[\s*(?P<level>{_LEVEL_RX})\s*\]",
@@ -399,9 +399,25 @@ def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0
     if count < min(2, seen) or count < min_share * total:
         return None
     closing = best[-1] == "level" or ("level" in best and (best[-1] == "[thread]" or (_kind(best[-1]) == "ts" and not best[-1].startswith("["))))
-    if closing and "logger" not in grammars[best].fields and (named := _logger_after_level(grammars[best], shapes[best])):
+    found = shapes[best]
+    if closing and "logger" not in grammars[best].fields and (named := _logger_after_level(grammars[best], found)):
         best, count = named
+    if "[thread]" in best and _is_clock([m.get("thread") for line in found if (m := Header(best).match(line))]):
+        best = tuple("[context]" if s == "[thread]" else s for s in best)
     return Header(best, round(count / seen, 4))
+
+
+def _is_clock(values: list[str | None]) -> bool:
+    """Whether a bracketed field's values are a clock, not threads: whole numbers that take several values
+    and grow, line after line, with their steps down (records written a little out of order) adding up to a
+    tenth of their steps up at most -- idea.log's ``[  14002]``, milliseconds since the log was created.
+    Thread ids go down as far as they go up."""
+    if len(values) < 5 or not all(v is not None and v.isdigit() for v in values):
+        return False
+    numbers = [int(v) for v in values]  # type: ignore[arg-type]
+    steps = [b - a for a, b in zip(numbers, numbers[1:])]
+    up, down = sum(d for d in steps if d > 0), -sum(d for d in steps if d < 0)
+    return len(set(numbers)) >= 3 and 10 * down <= up
 
 
 def _logger_after_level(grammar: Header, lines: list[str]) -> tuple[tuple[str, ...], int] | None:

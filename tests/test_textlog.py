@@ -365,3 +365,17 @@ def test_loghub_messages_and_header_fields(system: str) -> None:
     for name, column in _SYSTEMS[system].items():
         same = sum((e.fields.get(name) or "") == (v or "") for e, v in zip(found, truth[column], strict=True))
         assert same >= least * len(found), (name, same)
+
+
+def test_a_bracketed_number_that_only_grows_is_a_clock_not_a_thread() -> None:
+    # idea.log's ``[%7d]`` is milliseconds since the log was created; one record written a little late
+    elapsed = [0, 25, 25, 103, 9016, 9010, 22463, 25043, 1250043, 1250044]
+    idea = [f"2014-03-25 14:29:{i:02d},664 [{e:7d}]   INFO - #c.i.idea.Main - step {i}" for i, e in enumerate(elapsed)]
+    header = detect_header(idea)
+    assert header is not None and header.name == "ts [context] level - logger -"
+    assert [e.fields["context"] for e in entries(idea, header)][-2:] == ["1250043", "1250044"]
+    # numeric thread ids come and go: a thread
+    tids = [12, 7, 12, 31, 7, 12, 31, 7, 12, 31]
+    threads = [f"2014-03-25 14:29:{i:02d},664 [{t}] INFO app.Worker - step {i}" for i, t in enumerate(tids)]
+    header = detect_header(threads)
+    assert header is not None and "[thread]" in header.name

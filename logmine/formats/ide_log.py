@@ -11,7 +11,8 @@ ts              the header's timestamp in UTC (a timestamp without zone, as idea
                 is read as UTC; one without a year, as syslog writes it, is null)
 level           the level word, upper case (logcat's one-letter levels spelt out)
 category        the logger / category (idea.log: ``#c.i.o.u.ObjectTree``)
-thread          the ``[thread]`` slot, or the thread id of a ``pid tid`` header
+thread          the ``[thread]`` slot, or the thread id of a ``pid tid`` header; null for idea.log, whose
+                bracketed number is milliseconds since the log was created (a clock, read as context)
 message         the entry's whole text without the header: the first line's message and the
                 continuation lines, newline-joined
 exception       the exception type the entry carries (:func:`logmine.textlog.exception_type`)

@@ -28,10 +28,10 @@ def mined(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
 def test_json_has_the_header_and_every_entry_with_its_columns(capsys: pytest.CaptureFixture[str]) -> None:
     data = mined(capsys, str(IDEA))
     assert (data["files"], data["lines"], data["entries"]) == (1, 16, 9)
-    assert data["headers"] == [{"file": str(IDEA), "header": "ts [thread] level - logger -",
-                                "fields": ["ts", "thread", "level", "logger"], "coverage": 0.6}]
+    assert data["headers"] == [{"file": str(IDEA), "header": "ts [context] level - logger -",
+                                "fields": ["ts", "level", "logger", "context"], "coverage": 0.6}]
     error = data["rows"][5]
-    assert error == {"file": str(IDEA), "line": 6, "lines": 6, "ts": "2025-01-10 09:00:02,000", "thread": "2000", "level": "ERROR",
+    assert error == {"file": str(IDEA), "line": 6, "lines": 6, "ts": "2025-01-10 09:00:02,000", "context": "2000", "level": "ERROR",
                      "logger": "#c.g.c.CompletionService", "message": "Completion request failed",
                      "exception": "java.net.SocketTimeoutException", "template_id": error["template_id"]}
     by_id = {t["id"]: t for t in data["top"]}
@@ -44,7 +44,7 @@ def test_json_has_the_header_and_every_entry_with_its_columns(capsys: pytest.Cap
 def test_table_names_the_header(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, "mine", str(IDEA))
     assert code == 0
-    assert out.splitlines()[0] == "7 templates in 9 entries (16 lines; header: ts [thread] level - logger -)"
+    assert out.splitlines()[0] == "7 templates in 9 entries (16 lines; header: ts [context] level - logger -)"
 
 
 @pytest.mark.parametrize("suffix", [".gz", ".zst"])
@@ -69,7 +69,7 @@ def test_a_directory_is_mined_file_by_file(tmp_path: Path, capsys: pytest.Captur
     data = json.loads(out)
     assert (data["files"], data["lines"], data["entries"]) == (2, 26, 13)
     assert [(h["file"], h["header"]) for h in data["headers"]] == [
-        (str(logs / "app.log.gz"), "ts [thread] level logger -"), (str(logs / "idea.log"), "ts [thread] level - logger -")]
+        (str(logs / "app.log.gz"), "ts [thread] level logger -"), (str(logs / "idea.log"), "ts [context] level - logger -")]
     assert [r["line"] for r in data["rows"]] == [1, 2, 3, 10, 1, 2, 3, 4, 5, 6, 12, 13, 16]
 
 

@@ -36,19 +36,19 @@ def rows(path: Path) -> pl.DataFrame:
 
 def test_rows_of_the_fixture() -> None:
     df = rows(CASES / "idea.log")
-    got = df.select("ts", "level", "category", "thread", "exception", "lines", "source_line").rows()
+    got = df.select("ts", "level", "category", "thread", "exception", "lines", "source_line").rows()  # [elapsed ms] is no thread
     ts = [datetime(2025, 1, 10, 9, 0, s, ms * 1000, UTC)
           for s, ms in ((0, 1), (0, 120), (0, 130), (0, 140), (1, 500), (2, 0), (2, 1), (3, 250), (4, 0))]
     assert got == [
-        (ts[0], "INFO", "#c.i.p.i.b.AppStarter", "5", None, 1, 1),
-        (ts[1], "INFO", "#c.i.i.p.PluginManager", "42", None, 1, 2),
-        (ts[2], "INFO", "#c.i.i.p.PluginManager", "43", None, 1, 3),
-        (ts[3], "INFO", "#c.i.i.p.PluginManager", "44", None, 1, 4),
-        (ts[4], "WARN", "#c.i.o.u.r.overrides", "1500", None, 1, 5),
-        (ts[5], "ERROR", "#c.g.c.CompletionService", "2000", "java.net.SocketTimeoutException", 6, 6),
-        (ts[6], "ERROR", "#c.g.c.CompletionService", "2001", None, 1, 12),
-        (ts[7], "INFO", "#c.i.o.p.DumbServiceImpl", "3250", None, 3, 13),
-        (ts[8], "SEVERE", "#c.i.o.p.DumbServiceImpl", "4000", None, 1, 16),
+        (ts[0], "INFO", "#c.i.p.i.b.AppStarter", None, None, 1, 1),
+        (ts[1], "INFO", "#c.i.i.p.PluginManager", None, None, 1, 2),
+        (ts[2], "INFO", "#c.i.i.p.PluginManager", None, None, 1, 3),
+        (ts[3], "INFO", "#c.i.i.p.PluginManager", None, None, 1, 4),
+        (ts[4], "WARN", "#c.i.o.u.r.overrides", None, None, 1, 5),
+        (ts[5], "ERROR", "#c.g.c.CompletionService", None, "java.net.SocketTimeoutException", 6, 6),
+        (ts[6], "ERROR", "#c.g.c.CompletionService", None, None, 1, 12),
+        (ts[7], "INFO", "#c.i.o.p.DumbServiceImpl", None, None, 3, 13),
+        (ts[8], "SEVERE", "#c.i.o.p.DumbServiceImpl", None, None, 1, 16),
     ]
     lines = (CASES / "idea.log").read_text().splitlines()
     assert df["message"][5] == "\n".join(["Completion request failed", *lines[6:11]])
@@ -146,13 +146,14 @@ def test_json_lines_logs_are_ide_log_rows(tmp_path: Path) -> None:
 def test_real_every_dated_line_opens_an_entry(name: str) -> None:
     lines = (REAL / name).read_text(encoding="utf-8").splitlines()
     header = detect_header(lines)
-    assert header is not None and header.fields == ("ts", "thread", "level", "logger")
+    assert header is not None and header.fields == ("ts", "level", "logger", "context")  # [elapsed ms]: a clock, no thread
     found = list(entries(lines, header))
     assert [e.line for e in found] == [i + 1 for i, line in enumerate(lines) if _DATE.match(line)]
     assert sum(e.lines for e in found) == len(lines)
 
 
-# Checked by hand against the files: line -> (ts, thread, level, category, lines, exception)
+# Checked by hand against the files: line -> (ts, [elapsed ms], level, category, lines, exception); the bracket is
+# IdeaLogRecordFormatter's milliseconds since the log was created (``[%7d]``), not a thread
 _HAND_CHECKED = {
     "alkaid616-idea.log": {
         1: ("2024-08-27 03:28:02,448", "9", "INFO", "#c.i.p.i.b.AppStarter", 1, None),
@@ -182,7 +183,7 @@ _HAND_CHECKED = {
 def test_real_header_fields_on_a_hand_checked_sample(name: str) -> None:
     lines = (REAL / name).read_text(encoding="utf-8").splitlines()
     found = {e.line: e for e in entries(lines, detect_header(lines))}
-    got = {n: (e.fields["ts"], e.fields["thread"], e.fields["level"], e.fields["logger"], e.lines, e.exception)
+    got = {n: (e.fields["ts"], e.fields["context"], e.fields["level"], e.fields["logger"], e.lines, e.exception)
            for n, e in found.items() if n in _HAND_CHECKED[name]}
     assert got == _HAND_CHECKED[name]
 
