@@ -402,8 +402,10 @@ def detect_header(lines: Iterable[str], sample: int = 2000, min_share: float = 0
     found = shapes[best]
     if closing and "logger" not in grammars[best].fields and (named := _logger_after_level(grammars[best], found)):
         best, count = named
-    if "[thread]" in best and _is_clock([m.get("thread") for line in found if (m := Header(best).match(line))]):
-        best = tuple("[context]" if s == "[thread]" else s for s in best)
+    if "[thread]" in best:
+        grammar = Header(best)
+        if _is_clock([m["thread"] for line in found if (m := grammar.match(line))]):
+            best = tuple("[context]" if s == "[thread]" else s for s in best)
     return Header(best, round(count / seen, 4))
 
 

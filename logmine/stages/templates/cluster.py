@@ -395,13 +395,15 @@ def _variable_region(
     if len(members) < 2:
         return False
     middles: Counter[str] = Counter()
-    varied = 0  # lines whose region is mostly wildcards already: each has a value of its own
+    varied: set[str] = set()  # regions mostly wildcards already: each of their lines has a value of its own
     for k in members:
         region = pats[k][len(head) : len(pats[k]) - len(tail)]
-        middles[" ".join(region)] += lines[k]
-        varied += lines[k] if _mostly_masks(region, wildcards) else 0
+        middle = " ".join(region)
+        middles[middle] += lines[k]
+        if _mostly_masks(region, wildcards):
+            varied.add(middle)
     total = sum(middles.values())
-    distinct = varied + sum(1 for m in middles if not _mostly_masks(m.split(" "), wildcards))
+    distinct = sum(n if m in varied else 1 for m, n in middles.items())
     if _shared_phrase(middles) or any(TEMPLATE_BOUNDARY.search(m) for m in middles):
         return False  # a region holding a model sentinel (``<|im_end|>``) is structure, not one value
     if unique and (distinct < params.unique_region_ratio * total or any(_structured(m, wildcards) for m in middles)):
