@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -147,3 +148,21 @@ def test_lines_remembered_by_digit_shape_mine_as_without_caches(
     cached = mine_templates(lines, MineConfig(mask_rules=rules))
     plain = mine_templates(lines, MineConfig(mask_rules=rules, line_cache_size=0, mask_cache_size=0))
     assert cached.templates == plain.templates and cached.assignments == plain.assignments
+
+
+_LANGUAGE_WORDS = ["python", "Python", "PYTHON", "c", "C", "c++", "C#", "rust", "css", "go", " ", "\n", "code", "codes",
+                   "developer", "file", "class", "the", "x.", "/", "-", "+", "#", "c\u017fs", "ru\u017ft", "\u212a", "é", "pythonic",
+                   "programmers"]
+
+
+@SETTINGS
+@example("a c\u017fs code for css files", "css")  # the regex matches the long s as s; lower() keeps it
+@given(st.lists(st.sampled_from(_LANGUAGE_WORDS), min_size=1, max_size=14).map(" ".join),
+       st.sampled_from(["python", "Python", "c", "C++", "c#", "rust", "css", "go", "K"]))
+def test_a_language_named_before_a_noun_is_replaced_as_the_regex_alone_does(text: str, value: str) -> None:
+    """The language's name before ``code``/``developer``/...: found where the lowered prompt holds it,
+    then matched there, gives what scanning the whole prompt case-blind gives (``ſ`` and ``K`` included)."""
+    from logmine.stages.templates.skeleton import _LANGUAGE_NOUNS, _replace_language
+
+    expected = re.sub(rf"(?i)(?<![\w+#./-]){re.escape(value)}(?= {_LANGUAGE_NOUNS})", "{language}", text)
+    assert _replace_language(text, value, "{language}") == expected

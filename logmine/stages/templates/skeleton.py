@@ -4,6 +4,7 @@ tokens, ready for the miner (:func:`skeleton`)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -117,9 +118,32 @@ def _replace_language(text: str, value: str, token: str) -> str:
     v = re.escape(value)
     if any(f"{label}{value}" in text for label in _LANGUAGE_LABELS):
         text = re.sub(rf"({_FENCE_OPENING}|[Ll]anguage: |LANGUAGE:|[Ll]anguage=){v}(?![\w+#-])", lambda m: m.group(1) + token, text)
-    if value.lower() in text.lower():
-        text = re.sub(rf"(?i)(?<![\w+#./-]){v}(?= {_LANGUAGE_NOUNS})", token, text)
+    lowered, name = text.lower(), value.lower()
+    if name in lowered:
+        text = _sub_named(_named_language(value), text, lowered, name, token)
     return text
+
+
+@functools.lru_cache(maxsize=256)
+def _named_language(value: str) -> re.Pattern[str]:
+    return re.compile(rf"(?i)(?<![\w+#./-]){re.escape(value)}(?= {_LANGUAGE_NOUNS})")
+
+
+def _sub_named(rx: re.Pattern[str], text: str, lowered: str, name: str, token: str) -> str:
+    """``rx.sub(token, text)`` for ``rx`` matching ``name`` case-blind between lookarounds: in ASCII, tried
+    only where ``lowered`` holds ``name`` (a whole prompt scanned case-blind by the regex costs more than
+    the rest of the language's replacement)."""
+    if not (name and text.isascii() and name.isascii()):
+        return rx.sub(token, text)
+    out, at, i = [], 0, lowered.find(name)
+    while i >= 0:
+        if rx.match(text, i):
+            out += [text[at:i], token]
+            at = i + len(name)
+            i = lowered.find(name, at)
+        else:
+            i = lowered.find(name, i + 1)
+    return "".join(out) + text[at:] if out else text
 
 
 def _replace_path(text: str, path: str, token: str) -> str:
