@@ -294,6 +294,12 @@ def folds_table(results: list[dict[str, Any]]) -> str:
 
 
 # -- scale -----------------------------------------------------------------------------------
+def _processes(workers: int) -> str:
+    if not workers:
+        return "one process"
+    return "skeletons in a second process" if workers == 1 else f"skeletons in {workers} worker processes"
+
+
 def scale_worker(
     templates: Path, n: int, size: float, seed: int, embeddings: bool, model: str | None, workers: int = 0, requests: str = "fixed",
 ) -> dict[str, Any]:
@@ -367,14 +373,14 @@ def _cpu() -> float:
 def scale_table(r: dict[str, Any]) -> str:
     return "\n".join([
         f"Scale: {r['prompts']:,} prompts of {r['mean_chars']:,} characters on average, requests {r.get('requests', 'fixed')} "
-        f"({'one process' if not r.get('skeleton_workers') else 'skeletons in a second process'}; embedding threads: {r['threads']}):", "",
+        f"({_processes(r.get('skeleton_workers', 0))}; embedding threads: {r['threads']}):", "",
         "| step | seconds |", "|---|---:|",
         f"| generating the prompts (the bench's own cost, measured alone) | {r['generator_seconds']} |",
         f"| masking + mining, generator included | {r['mine_seconds_incl_generator']} |",
         f"| merging ({r['templates']} templates -> {r['families']} families, {r['embeddings_computed']} embeddings) | {r['merge_seconds']} |",
         f"| **masking + mining + merging, generator excluded** | **{r['total_seconds_excl_generator']}** |",
         f"| the same in CPU seconds (all threads and processes) | {r['cpu_seconds_excl_generator']} |",
-        "", f"Peak RSS {r['peak_rss_mb']:,} MB" + (f" (skeleton worker: {r['worker_peak_rss_mb']:,} MB)" if r.get("worker_peak_rss_mb") else "")
+        "", f"Peak RSS {r['peak_rss_mb']:,} MB" + (f" ({'largest ' if r.get('skeleton_workers', 0) > 1 else ''}skeleton worker: {r['worker_peak_rss_mb']:,} MB)" if r.get("worker_peak_rss_mb") else "")
         + f"; {r['compactions']} compactions of the miner's signature table.", "",
         f"Accuracy at this scale: {r['truth_templates']} true templates; GA {r['templates_ga']:.3f} of the mined templates, "
         f"{r['families_ga']:.3f} after merging." + (
@@ -394,7 +400,7 @@ def main() -> None:
     parser.add_argument("--embedding-model", help="a local sentence-transformers directory")
     parser.add_argument("--scale", type=int, default=0, help="also run N prompts through masking, mining and merging")
     parser.add_argument("--size", type=float, default=2.25, help="code size factor for the scale run (2.25: about 2,000 characters)")
-    parser.add_argument("--workers", type=int, default=0, help="scale run: 1 makes the prompt skeletons in a second process")
+    parser.add_argument("--workers", type=int, default=0, help="scale run: N makes the prompt skeletons in N worker processes (the same templates)")
     parser.add_argument("--no-accuracy", action="store_true")
     parser.add_argument("--requests", choices=("fixed", "varied"), default="fixed",
                         help="users' requests from fixed word lists, or half of them about names in the code")

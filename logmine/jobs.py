@@ -162,6 +162,9 @@ class CompressJobConfig:
     """Validate with the generator (None: the pack is not validated)."""
     not_validated: str | None = None
     """Why the pack is not validated, for the summary (with ``validate`` None)."""
+    template_workers: int | None = None
+    """Processes making prompt skeletons while the templates are mined (0: none; None: by the log's size,
+    :attr:`logmine.stages.templates.TemplatesConfig.workers`)."""
 
 
 @dataclass
@@ -203,7 +206,8 @@ def compress_logs(
     started = time.perf_counter()
     ingest_report = ingest(logs, out, config.ingest, progress=progress)
     dedup = DedupConfig(edit_threshold=config.edit_threshold, semantic_threshold=config.semantic_threshold)
-    tconfig = TemplatesConfig(dedup=dedup, embeddings=config.embeddings, embedding_model=config.embedding_model)
+    tconfig = TemplatesConfig(dedup=dedup, embeddings=config.embeddings, embedding_model=config.embedding_model,
+                              workers=config.template_workers)
     templates_report = run_templates(out, tconfig, progress=progress)
     if not templates_report.requests_with_prompt:
         raise NoPromptsError(out, templates_report.requests, _requests_by_format(Workspace.open(out)))

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from logmine.cli._options import FormatOption, OutOption, QuietOption
+from logmine.cli._options import FormatOption, OutOption, QuietOption, WorkersOption, check_workers
 from logmine.cli._output import OutputFormat, emit_json, emit_table, progress_bar
 from logmine.errors import InputPathError, OptionError
 
@@ -30,6 +30,7 @@ def compress(
     validate_tokens: Annotated[int, typer.Option("--validate-tokens", help="Tokens generated per prompt when validating.")] = 16,
     validate_threshold: Annotated[float, typer.Option("--validate-threshold", help="Least mean edit similarity of the outputs for a form to ship.")] = 0.9,
     model: Annotated[Path | None, typer.Option("--model", help="A local Hugging Face causal LM directory to validate with (default: the bundled SmolLM2).", show_default=False)] = None,
+    workers: WorkersOption = None,
     fmt: FormatOption = OutputFormat.table,
     quiet: QuietOption = False,
 ) -> None:
@@ -67,7 +68,7 @@ def compress(
         semantic_threshold=semantic_threshold, embeddings=not no_embeddings,
         embedding_model=str(embedding_model) if embedding_model else None, tokenizer=str(tokenizer) if tokenizer else None,
         pack_dir=pack_dir, trim=None if no_trim else TrimConfig(budget_tokens=trim_budget, suffix_budget_tokens=max(1, trim_budget // 2)),
-        validate=options, not_validated=skipped,
+        validate=options, not_validated=skipped, template_workers=check_workers(workers),
     )
     with progress_bar(quiet) as progress:
         report = compress_logs(logs, out, config, progress)

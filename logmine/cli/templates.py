@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from logmine.cli._options import FormatOption, QuietOption, WorkspaceArg
+from logmine.cli._options import FormatOption, QuietOption, WorkersOption, WorkspaceArg, check_workers
 from logmine.cli._output import OutputFormat, emit_json, emit_mapping, emit_table, progress_bar
 from logmine.errors import InputPathError, OptionError
 
@@ -39,6 +39,7 @@ def templates(
     embedding_model: Annotated[Path | None, typer.Option("--embedding-model", help="A local sentence-transformers model directory (default: the bundled all-MiniLM-L6-v2).", show_default=False)] = None,
     no_embeddings: Annotated[bool, typer.Option("--no-embeddings", help="Merge on edit similarity alone (no model is loaded).")] = False,
     mask_rules: MaskRulesOption = None,
+    workers: WorkersOption = None,
     fmt: FormatOption = OutputFormat.table,
     quiet: QuietOption = False,
 ) -> None:
@@ -63,7 +64,7 @@ def templates(
     if embedding_model is not None and not embedding_model.is_dir():
         raise InputPathError(embedding_model, "is not a model directory (logmine never downloads models)")
     config = TemplatesConfig(mine=_mine_config(PROMPT_CONFIG, mask_rules), dedup=dedup, embeddings=not no_embeddings,
-                             embedding_model=str(embedding_model) if embedding_model else None)
+                             embedding_model=str(embedding_model) if embedding_model else None, workers=check_workers(workers))
     with progress_bar(quiet) as progress:
         report = run(out, config, progress=progress)
     if fmt is OutputFormat.json:

@@ -31,7 +31,8 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (["--validate", "0"], "Error: invalid value for --validate: 0 (at least 1 request per template)\n"),
     (["--validate-threshold", "2"], "Error: invalid value for --validate-threshold: 2.0 (a number from 0 to 1)\n"),
     (["--validate", "2", "--no-validate"], "Error: invalid value for --no-validate: True (not with --validate)\n"),
-], ids=["min-fidelity", "edit-threshold", "trim-budget", "validate", "validate-threshold", "validate-and-no-validate"])
+    (["--workers", "-2"], "Error: invalid value for --workers: -2 (0 or more)\n"),
+], ids=["min-fidelity", "edit-threshold", "trim-budget", "validate", "validate-threshold", "validate-and-no-validate", "workers"])
 def test_bad_options_exit_1_before_writing(capsys: pytest.CaptureFixture[str], logs: Path, tmp_path: Path, args: list[str],
                                            message: str) -> None:
     code, out, err = run_cli(capsys, "compress", str(logs), "-o", str(tmp_path / "ws"), *args)

@@ -143,10 +143,30 @@ def test_records_without_a_prompt_get_none() -> None:
     assert result.first_line == {result.assignments[1]: 1}
 
 
-def test_a_worker_process_gives_the_same_templates(records: list[dict[str, str]]) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_worker_processes_give_the_same_templates(records: list[dict[str, str]], workers: int) -> None:
     serial = mine_prompts([*records, {"prompt": None}])
-    parallel = mine_prompts([*records, {"prompt": None}], workers=1)
+    parallel = mine_prompts([*records, {"prompt": None}], workers=workers)
     assert (parallel.assignments, parallel.templates, parallel.counts) == (serial.assignments, serial.templates, serial.counts)
+
+
+def test_slot_texts_counted_in_order_fill_the_store_as_one_process_does() -> None:
+    """Workers make skeletons with stores of their own (each with its own cache) and the mining
+    process counts their slot texts in the prompts' order: its store, pruned several times here,
+    ends as the store of one process that made every skeleton itself."""
+    names = [f"f{i % 2}" if i % 3 == 0 else f"g{i}" for i in range(200)]  # a few recurring texts among new ones
+    prompts = [f"Fix this:\n\n```\ndef {name}(x):\n    return x + 1\n```\n\nThanks." for name in names]
+    one = SlotStore(max_entries=12)
+    serial = [skeleton(p, {}, one) for p in prompts]
+    workers = [SlotStore(), SlotStore()]
+    mining = SlotStore(max_entries=12)
+    for i, p in enumerate(prompts):
+        worker = workers[i % 2]
+        worker.made = made = []
+        assert skeleton(p, {}, worker) == serial[i]
+        mining.count(made)
+    assert (mining.texts, mining.seen) == (one.texts, one.seen)
+    assert len(one.texts) <= 12 and any(n > 1 for n in one.seen.values())
 
 
 @pytest.mark.parametrize(

@@ -152,12 +152,13 @@ def test_cli_mine(tmp_path: Path) -> None:
         (["templates", "{ws}", "--edit-threshold", "1.5"], "Error: invalid value for --edit-threshold: 1.5 (a number from 0 to 1)"),
         (["templates", "{ws}", "--semantic-threshold", "-2"], "Error: invalid value for --semantic-threshold: -2.0 (a number from -1 to 1)"),
         (["templates", "{ws}", "--embedding-model", "{tmp}/nope"], "Error: {tmp}/nope: is not a model directory (logmine never downloads models)"),
+        (["templates", "{ws}", "--workers", "-1"], "Error: invalid value for --workers: -1 (0 or more)"),
         (["templates", "{tmp}/none"], "Error: {tmp}/none is not a logmine workspace (no manifest.json); run `logmine ingest LOGS -o {tmp}/none` first"),
         (["mine", "{tmp}/missing.log"], "Error: {tmp}/missing.log: does not exist"),
         (["mine", "{log}", "--limit", "-1"], "Error: invalid value for --limit: -1 (0 or more)"),
         (["mine", "{log}", "--mask-rules", "{tmp}/missing.json"], "Error: {tmp}/missing.json: does not exist (--mask-rules takes a JSON file or the rules inline as JSON)"),
     ],
-    ids=["edit", "semantic", "model-dir", "no-workspace", "no-log", "limit", "rules"],
+    ids=["edit", "semantic", "model-dir", "workers", "no-workspace", "no-log", "limit", "rules"],
 )
 def test_cli_errors(args: list[str], message: str, mined: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fill = {"ws": str(mined), "tmp": str(tmp_path), "log": str(CASES / "sshd.log")}
@@ -189,3 +190,25 @@ def test_the_same_logs_are_read_in_the_same_order_wherever_they_lie(tmp_path: Pa
         orders.append([row["request_id"] for row in stream(lambda *a: None, 0)])
     assert orders[0] == orders[1] == orders[2]
     assert orders[0][:2] == ["r0-000", "r0-001"]  # the first log file's first lines come first
+
+
+def test_skeleton_workers_default_by_size_and_an_explicit_number_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    from logmine.stages.templates import tables
+
+    monkeypatch.setattr(tables, "cores", lambda: 8)
+    assert tables.skeleton_workers(TemplatesConfig(), tables.AUTO_WORKERS_FROM - 1) == 0  # a small log: no process to start
+    assert tables.skeleton_workers(TemplatesConfig(), tables.AUTO_WORKERS_FROM) == tables.MAX_AUTO_WORKERS
+    monkeypatch.setattr(tables, "cores", lambda: 2)
+    assert tables.skeleton_workers(TemplatesConfig(), 10**6) == 2
+    assert tables.skeleton_workers(TemplatesConfig(workers=0), 10**6) == 0
+    assert tables.skeleton_workers(TemplatesConfig(workers=3), 10) == 3
+
+
+def test_the_stage_with_skeleton_workers_writes_the_same_tables(mined: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "ws"
+    shutil.copytree(mined, copy)
+    run(copy, TemplatesConfig(dedup=DedupConfig(semantic_threshold=0.8), workers=2), embedder=HashingEmbedder())
+    for table in ("templates", "request_templates"):
+        assert Workspace.open(copy).read(table).drop("first_seen", "last_seen", strict=False).equals(
+            Workspace.open(mined).read(table).drop("first_seen", "last_seen", strict=False)), table
+

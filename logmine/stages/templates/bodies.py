@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+from collections.abc import Iterable
 
 from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
 from logmine.prompt_syntax import FENCE_LINE, FIM_START, ROLE_TAG_LINE, TAG_OR_SENTINEL
@@ -50,41 +51,59 @@ _DIFF_LINE = re.compile(r"^(?:[+\- ]|@@|diff --git|index [0-9a-f]|--- |\+\+\+ )"
 
 
 class SlotStore:
-    """The text behind each slot token, kept while it may still be static (bounded)."""
+    """The text behind each slot token, kept while it may still be static (bounded).
+
+    Working out a text's skeleton (:meth:`make`) is pure: the same text gives the same skeleton and
+    slot tokens whoever asks, so worker processes can make skeletons (:mod:`~logmine.stages.templates.parallel`).
+    Which texts the store keeps is decided by :meth:`count`, called once per skeleton in the prompts'
+    order: in one process by :meth:`skeleton`, with workers by the process that mines, so the
+    store, and the templates restored from it, are the same however many processes made the skeletons."""
 
     def __init__(self, max_entries: int = 20_000) -> None:
         self.max_entries = max_entries
         self.texts: dict[str, str] = {}
         self.seen: dict[str, int] = {}
-        self.skeletons: dict[tuple[str | None, str], str] = {}
+        self.skeletons: dict[tuple[str | None, str], tuple[str, SlotTexts]] = {}
+        self.made: SlotTexts | None = None
+        """While a list: the slot texts of every skeleton made are collected in it, not counted (a worker's store)."""
 
     def token(self, name: str, text: str) -> str:
-        digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
-        sid = "".join(chr(97 + b % 26) for b in digest)
-        if sid in self.seen:
-            self.seen[sid] += 1
-        else:
-            if len(self.texts) >= self.max_entries:
-                self._prune()
-            self.texts[sid] = text
-            self.seen[sid] = 1
+        sid = slot_id(text)
+        self.count([(sid, text)])
         return "{%s:%s}" % (name, sid)
 
     def skeleton(self, text: str, language: str | None) -> str:
-        """``text`` with its code regions as slot tokens. Prompts that are equal once the
-        record's values are out (every FIM prompt of a template) are worked out once."""
+        """``text`` with its code regions as slot tokens, their texts counted (or collected, see :attr:`made`)."""
+        done, texts = self.make(text, language)
+        if self.made is not None:
+            self.made.extend(texts)
+        else:
+            self.count(texts)
+        return done
+
+    def make(self, text: str, language: str | None) -> tuple[str, SlotTexts]:
+        """``text``'s skeleton and the ``(slot id, text)`` of its slot tokens, in order. Prompts that are
+        equal once the record's values are out (every FIM prompt of a template) are worked out once."""
         key = (language, text)
         done = self.skeletons.get(key)
         if done is None:
-            done = code_regions(text, self, language)
+            texts: SlotTexts = []
+            done = code_regions(text, texts, language), texts
             if len(self.skeletons) >= _CACHE_SIZE:
                 self.skeletons.clear()
             self.skeletons[key] = done
-        elif "{" in done:
-            for m in SLOT.finditer(done):  # seen again: keep its text through pruning
-                if m.group(2) in self.seen:
-                    self.seen[m.group(2)] += 1
         return done
+
+    def count(self, texts: Iterable[tuple[str, str]]) -> None:
+        """One more sighting of each slot text; a new one is kept, the store pruned first when full."""
+        for sid, text in texts:
+            if sid in self.seen:
+                self.seen[sid] += 1
+            else:
+                if len(self.texts) >= self.max_entries:
+                    self._prune()
+                self.texts[sid] = text
+                self.seen[sid] = 1
 
     def _prune(self) -> None:
         # the texts seen more than once, the latest half of the store at most, in the order they
@@ -113,7 +132,17 @@ _KINDS: dict[tuple[str | None, bool], dict[str, str]] = {}
 every prompt of their template)."""
 
 
-def code_regions(text: str, slots: SlotStore, language: str | None = None) -> str:
+SlotTexts = list[tuple[str, str]]
+"""The ``(slot id, text)`` of the slot tokens of a skeleton, in order."""
+
+
+def slot_id(text: str) -> str:
+    """A slot token's id: a hash of its text in letters, which the masking rules leave alone."""
+    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+    return "".join(chr(97 + b % 26) for b in digest)
+
+
+def code_regions(text: str, slots: SlotTexts, language: str | None = None) -> str:
     """Every run of code-like pieces (lines, or parts of lines between fixed pieces), with the
     blank space between them, becomes one slot token. A tag's body that holds code is one slot
     whole, the blank space at its edges included (it is the value's: a prefix ending in indentation)."""
@@ -503,7 +532,10 @@ def _parses_as_code(line: str, language: str) -> bool:
     return hit
 
 
-def _slot(code: str, slots: SlotStore) -> str:
+def _slot(code: str, slots: SlotTexts) -> str:
+    """The slot token for ``code`` (``{code:<id>}`` or ``{diff:<id>}``); its id and text appended to ``slots``."""
     lines = code.splitlines()
     diff = len(lines) > 1 and "@@" in code and sum(bool(_DIFF_LINE.match(x)) for x in lines) >= 0.8 * len(lines)
-    return slots.token("diff" if diff else "code", code)
+    sid = slot_id(code)
+    slots.append((sid, code))
+    return "{%s:%s}" % ("diff" if diff else "code", sid)

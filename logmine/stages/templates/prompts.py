@@ -49,7 +49,8 @@ def mine_prompts(
     """Mine prompt templates from records (dicts or rows with ``prompt`` and optionally
     ``prefix``, ``suffix``, ``file_path``, ``language``, ``attrs``). A record without a prompt
     gets ``None`` in ``assignments``; the rest as :func:`logmine.stages.templates.miner.mine_templates`.
-    ``workers=1`` makes the skeletons in a second process (same result; see templates_parallel)."""
+    ``workers=N`` makes the skeletons in N worker processes (the same result; see
+    :mod:`~logmine.stages.templates.parallel`)."""
     config = config or PROMPT_CONFIG
     if config.collapse_spaces:
         config = replace(config, collapse_spaces=False)
@@ -57,13 +58,13 @@ def mine_prompts(
     slots = SlotStore() if find_code else None
     present: list[bool] = []
     if workers > 0 and slots is not None:
-        worker = SkeletonWorker()
+        worker = SkeletonWorker(workers)
         try:
-            for n, text in enumerate(worker.skeletons(records, present)):
+            for n, (text, texts) in enumerate(worker.skeletons(records, present)):
+                slots.count(texts)
                 miner.add(text)
                 if progress is not None and n % 10_000 == 0:
                     progress("templates mine", n, 0)
-            slots.texts = worker.texts()
         finally:
             worker.close()
         return _restore(_last(miner, slots), present, slots)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from logmine.early import cores
 from logmine.records import UTC_TS
 from logmine.stages.templates.dedup import (
     DedupConfig,
@@ -90,6 +91,22 @@ class TemplatesConfig:
     """Requests read per batch."""
     examples: int = 3
     """Example request ids kept per template."""
+    workers: int | None = None
+    """Processes making the prompt skeletons while this one mines (the same templates whatever the number;
+    :mod:`~logmine.stages.templates.parallel`). 0: none; None: one per core, at most
+    ``MAX_AUTO_WORKERS``, for ``AUTO_WORKERS_FROM`` requests or more (fewer are mined sooner in this process
+    than a worker starts)."""
+
+
+AUTO_WORKERS_FROM = 20_000
+MAX_AUTO_WORKERS = 4
+
+
+def skeleton_workers(config: TemplatesConfig, requests: int) -> int:
+    """The number of skeleton worker processes for ``requests`` requests (see :attr:`TemplatesConfig.workers`)."""
+    if config.workers is not None:
+        return config.workers
+    return min(cores(), MAX_AUTO_WORKERS) if requests >= AUTO_WORKERS_FROM else 0
 
 
 @dataclass
@@ -144,7 +161,7 @@ def run(
         ws = ws.reload()
         ids, stamps, tokens, records = _columns(ws, config.batch_rows)
         total = ws.scan("llm_requests").select(pl.len()).collect().item()
-        mined = mine_prompts(records(progress, total), config.mine)
+        mined = mine_prompts(records(progress, total), config.mine, workers=skeleton_workers(config, total))
         report.requests = len(ids)
         rows = pl.DataFrame({"request_id": ids, "ts": stamps, "template_id": mined.assignments, "prompt_tokens": tokens},
                             schema={"request_id": pl.String(), "ts": UTC_TS, "template_id": pl.String(), "prompt_tokens": pl.Int64()})
