@@ -19,8 +19,9 @@ log, mined together and scored apart; every family is in sample but those of ``H
 sample, no rule developed looking at its errors).
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
-in one process (``LOGMINE_THREADS`` threads for the embeddings); wall time, the time the
-generator alone takes, peak RSS and the number of embeddings computed.
+in one process, or with ``--workers N`` the prompt skeletons made in N worker processes (the same
+templates; ``LOGMINE_THREADS`` threads for the embeddings); wall time, the time the generator
+alone takes, peak RSS and the number of embeddings computed.
 
 Example:
     python bench/prompts.py --per-template 60
@@ -28,7 +29,7 @@ Example:
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --shape chat --per-template 30
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl --family-f bench/prompt_families/prompt-templates-f.jsonl --family-g bench/prompt_families/prompt-templates-g.jsonl --family-h bench/prompt_families/prompt-templates-h.jsonl --family-i bench/prompt_families/prompt-templates-i.jsonl
-    python bench/prompts.py --scale 1000000 --workers 1 --json out/bench/prompts-scale.json
+    python bench/prompts.py --scale 1000000 --workers 2 --json out/bench/prompts-scale.json
 """
 
 from __future__ import annotations
