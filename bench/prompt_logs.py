@@ -210,7 +210,11 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         return "\n\n".join(f"+++++ {other_path(corpus)}\n{corpus.snippet(3, 12)}" for _ in range(rng.randint(1, 2)))
     if low == "snippet_line":
         return corpus.snippet(1, 1).strip()
-    if low in WORD_VALUES:  # placeholders of families C-I (bench/prompt_families) that hold words
+    if low in ONE_VALUE_A_PROMPT:  # a word placeholder written twice in one template (kznllm's file type) holds one value
+        if f"word:{low}" not in ctx:
+            ctx[f"word:{low}"] = WORD_VALUES[low](corpus, rng)
+        return ctx[f"word:{low}"]
+    if low in WORD_VALUES:  # placeholders of families C-J (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -558,6 +562,52 @@ def _i_paths(corpus: CodeCorpus, rng: random.Random) -> str:
     return "\n".join(f"{i}, {other_path(corpus)}" for i in range(rng.randint(1, 6)))
 
 
+COMMITLINT_RULES = [  # opencommit's llm-readable @commitlint rules (``inferPromptsFromCommitlintConfig``)
+    "The type should always be one of the following values: \n  - build\n  - chore\n  - ci\n  - docs\n  - feat\n  - fix\n  - perf\n  - refactor\n  - revert\n  - style\n  - test.",
+    "The type should always be in lower-case case.", "The type should never be empty.", "The scope should always be in lower-case case.",
+    "The subject should never be in one of the following case: \n  - sentence-case\n  - start-case\n  - pascal-case\n  - upper-case.",
+    "The subject should never be empty.", "The subject should never end with '.'.", "The header should always have 100 characters or less.",
+    "There should always be a blank line at the beginning of the body.", "Each line of the body should always have 100 characters or less.",
+    "There should always be a blank line at the beginning of the footer.", "Each line of the footer should always have 100 characters or less.",
+]
+PR_BOT_HANDLES = ["@coderabbitai", "@openai", "@ai-bot"]  # how users address ai-pr-reviewer in a review comment
+
+
+def _j_commitlint(corpus: CodeCorpus, rng: random.Random) -> str:
+    """opencommit's commitlint rules, joined as ``prompts.join('\\n- ')`` joins them."""
+    return "\n- ".join(rng.sample(COMMITLINT_RULES, rng.randint(4, len(COMMITLINT_RULES))))
+
+
+def _j_changesets(corpus: CodeCorpus, rng: random.Random) -> str:
+    """ai-pr-reviewer's raw summary: a changeset per file, ``---`` then ``path: summary``."""
+    return "\n".join(f"---\n{other_path(corpus)}: {_summary(corpus, rng)}" for _ in range(rng.randint(1, 4)))
+
+
+def _j_hunks(corpus: CodeCorpus, rng: random.Random) -> str:
+    """ai-pr-reviewer's patches: new hunks numbered line by line, the old hunks, sometimes a comment chain."""
+    out = []
+    for _ in range(rng.randint(1, 2)):
+        start = rng.randint(1, 400)
+        new = corpus.snippet(3, 12).splitlines()
+        old = corpus.snippet(2, 8)
+        numbered = "\n".join(f"{start + i}: {line}" for i, line in enumerate(new))
+        hunk = f"\n---new_hunk---\n```\n{numbered}\n```\n\n---old_hunk---\n```\n{old}\n```\n"
+        if rng.random() < 0.3:
+            hunk += f"\n---comment_chains---\n```\n{_j_comment(corpus, rng)}\n```\n"
+        out.append(hunk + "\n---end_change_section---\n")
+    return "".join(out)
+
+
+def _j_comment(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A review comment as ai-pr-reviewer quotes it: ``user: comment``."""
+    return f"{rng.choice(OWNERS)}{rng.randint(1, 99)}: {rng.choice(PR_BOT_HANDLES)} {instruction(rng).lower()}"
+
+
+def _j_supporting(corpus: CodeCorpus, rng: random.Random) -> str:
+    """kznllm's supporting context: documentation lines and code of the project."""
+    return "\n\n".join([_repo_notes(corpus, rng)] + [corpus.snippet(4, 20) for _ in range(rng.randint(1, 2))])
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -735,8 +785,28 @@ WORD_VALUES = {
                                                     for _ in range(rng.randint(1, 3))]),
     "messages_json": lambda corpus, rng: json.dumps([{"role": r, "content": instruction(rng) if r == "user" else _agent_reply(corpus, rng)}
                                                      for r in ["user", "assistant"] * rng.randint(1, 2)]),
+    # family J
+    "currentdate": lambda corpus, rng: (datetime(2026, 1, 1) + timedelta(days=rng.randrange(365))).strftime("%Y-%m-%d"),
+    "file_diff": lambda corpus, rng: diff(corpus),
+    "raw_summary": _j_changesets,
+    "short_summary": lambda corpus, rng: " ".join(instruction(rng).capitalize() + "." for _ in range(rng.randint(2, 6))),
+    "patches": _j_hunks,
+    "comment": _j_comment,
+    "comment_chain": lambda corpus, rng: "\n".join(_j_comment(corpus, rng) for _ in range(rng.randint(1, 4))),
+    "prompts": _j_commitlint,
+    "context.args": lambda corpus, rng: instruction(rng),
+    "user_query": lambda corpus, rng: instruction(rng),
+    "user_prompt_args.user_query": lambda corpus, rng: instruction(rng),
+    "supporting_context": _j_supporting,
+    "user_prompt_args.supporting_context": _j_supporting,
+    "current_buffer_path": lambda corpus, rng: f"{_home(corpus, rng)}/{other_path(corpus)}",
+    "current_buffer_context.path": lambda corpus, rng: f"{_home(corpus, rng)}/{other_path(corpus)}",
+    "current_buffer_filetype": lambda corpus, rng: rng.choice(FILETYPES),
+    "current_buffer_context.filetype": lambda corpus, rng: rng.choice(FILETYPES),
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C, D, E, F, G, H and I's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C, D, E, F, G, H, I and J's templates."""
+ONE_VALUE_A_PROMPT = {"current_buffer_filetype", "current_buffer_context.filetype", "current_buffer_path", "current_buffer_context.path"}
+"""Word placeholders (family J's) that keep one value throughout a prompt, as the value of a code placeholder does."""
 
 
 def _js_placeholders(text: str) -> list[tuple[int, int, str]]:
