@@ -238,6 +238,18 @@ def test_first_word_naming_the_event_stays_a_bucket() -> None:
     assert sorted(set(mine_templates(lines).templates.values())) == ["Starting service <*>", "Stopping service <*>"]
 
 
+def test_a_first_word_that_holds_a_value_is_bucketed_by_its_head() -> None:
+    # one-word events whose value sits inside the word, set to a new word each time: the word up to
+    # the value (``setLightsOn(``, ``mode=``) names the event, so each event is one template
+    values = ["lajt", "ofog", "jsst", "ugji", "prwq", "kemb", "zoda", "hiut"]
+    lines = [f"setLightsOn({v})" for v in values] + [f"mode={v},auto=on" for v in values]
+    templates = sorted(set(mine_templates(lines).templates.values()))
+    assert templates == ["mode=<*>,auto=on", "setLightsOn(<*>)"]
+    # a word with no value in it is its own event, as before: two C++ methods of one class stay apart
+    lines = [f"AppleCamIn::{m}" for m in ("wakeEventHandlerThread", "handleWakeEvent_gated") for _ in range(5)]
+    assert sorted(set(mine_templates(lines).templates.values())) == ["AppleCamIn::handleWakeEvent_gated", "AppleCamIn::wakeEventHandlerThread"]
+
+
 def test_leading_key_value_fields_do_not_name_the_event() -> None:
     # pid=<n> level=<LEVEL> then the message: the message's first word names the event (six events of
     # one length, each with a word-valued variable, so no position decides the others)

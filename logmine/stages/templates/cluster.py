@@ -45,6 +45,7 @@ from logmine.stages.templates.collapse import (
 from logmine.stages.templates.fields import (
     LETTER,
     bucket_word,
+    word_head,
     field_token,
     leading_fields,
 )
@@ -568,8 +569,10 @@ def cluster(
     for i in live:
         toks = units[i]
         # a prompt that is one block of code, the same in many prompts, is static text: a template of its own
-        word = toks[0] if params.chat_turns and len(toks) == 1 and weights[i] >= _STATIC_PROMPTS and SLOT.fullmatch(toks[0]) else (
-            bucket_word(toks, start, wildcards, common))
+        if params.chat_turns:
+            word = toks[0] if len(toks) == 1 and weights[i] >= _STATIC_PROMPTS and SLOT.fullmatch(toks[0]) else bucket_word(toks, start, wildcards, common)
+        else:  # a log line's event word up to a value it holds: ``setLightsOn(`` whatever it is set to
+            word = word_head(bucket_word(toks, start, wildcards, common))
         buckets[(len(toks), word, _sentinels(toks), _turn_positions(toks) if params.chat_turns else ())].append(i)
     groups: list[Group] = []
     for key in sorted(buckets):

@@ -72,6 +72,16 @@ def bucket_word(toks: Sequence[str], start: int, wildcards: frozenset[str], comm
     return slot_names(toks[0]) if toks else ""
 
 
+_HEAD = re.compile(r"[A-Za-z_][\w.]*[(=\[{]")
+
+
+def word_head(word: str) -> str:
+    """A word up to the punctuation that opens a value in it: ``setLightsOn(`` of
+    ``setLightsOn(true)``, ``ready=`` of ``ready=yes,policy=...``; the word itself when none."""
+    m = _HEAD.match(word)
+    return m.group(0) if m else word
+
+
 _COMMON_SHARE = 0.9
 """Share of the lines a word needs at its position (among the first four) to name no event."""
 
