@@ -194,6 +194,8 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         return ctx["prefix"]
     if low in ("suffix", "documentsuffix", "tail.trimmed"):
         return ctx["suffix"]
+    if low in WORDS_NAMING_A_LANGUAGE:  # a human language (gptcommit's output_language), not the code's
+        return WORD_VALUES[low](corpus, rng)
     if "language" in low or key == "args[1]":
         return ctx["language"]
     if "filepath" in low or "filename" in low or "relativepaths" in low or low in ("referrer",):
@@ -214,7 +216,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         if f"word:{low}" not in ctx:
             ctx[f"word:{low}"] = WORD_VALUES[low](corpus, rng)
         return ctx[f"word:{low}"]
-    if low in WORD_VALUES:  # placeholders of families C-J (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C-K (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -608,6 +610,89 @@ def _j_supporting(corpus: CodeCorpus, rng: random.Random) -> str:
     return "\n\n".join([_repo_notes(corpus, rng)] + [corpus.snippet(4, 20) for _ in range(rng.randint(1, 2))])
 
 
+UNAME_SYSTEMS = [("Linux", "6.8.0-45-generic", "x86_64"), ("Linux", "6.1.0-26-amd64", "x86_64"), ("Darwin", "24.1.0", "arm64"),
+                 ("Darwin", "23.6.0", "x86_64"), ("Linux", "6.11.5-300.fc41.x86_64", "x86_64"), ("Linux", "5.15.153.1-microsoft-standard-WSL2", "x86_64")]
+SHELL_OUTPUTS = ["On branch main\nYour branch is up to date with 'origin/main'.", "total 48\ndrwxr-xr-x  6 user staff  192 Mar  3 10:12 src",
+                 "bash: {}: command not found", "fatal: not a git repository (or any of the parent directories): .git",
+                 "Permission denied", "No such file or directory", "Already up to date.", "error: pathspec '{}' did not match any file(s) known to git"]
+HUMAN_LANGUAGES = ["Simplified Chinese", "Traditional Chinese", "Japanese", "Korean", "German", "French", "Spanish", "Portuguese",
+                   "Russian", "Italian", "Dutch", "Polish", "Turkish", "Vietnamese"]  # gptcommit's translation target
+LOCALES = ["en", "en", "en", "es", "de", "fr", "ja", "zh-CN", "zh-TW", "pt-BR", "ko", "ru", "it", "nl", "pl", "tr"]  # aicommits' locale
+SQL_DIALECTS = ["SQL", "SQL", "Snowflake SQL", "SQLite", "PostgreSQL", "BigQuery SQL", "T-SQL / Microsoft SQL Server", "Oracle SQL",
+                "DuckDB SQL", "Presto SQL", "Hive SQL", "MySQL"]  # Vanna's ``dialect`` as its connect_to_* methods set it
+SQL_TYPES = ["INT", "INTEGER", "BIGINT", "TEXT", "VARCHAR(255)", "DECIMAL(10,2)", "DATE", "TIMESTAMP", "BOOLEAN", "FLOAT"]
+DATA_QUESTIONS = ["What are the top {n} {t} by {c}?", "How many {t} were created each month?", "Show me the {c} of every {t}",
+                  "Which {t} have the highest {c}?", "What is the average {c} per {t}?", "List all {t} where {c} is missing",
+                  "What was the total {c} last year?", "Show me their {c}", "Break that down by {c}", "How many {t} are there?"]
+
+
+def _k_names(corpus: CodeCorpus, n: int) -> list[str]:
+    """``n`` snake_case names from real identifiers (tables and columns of fold K's SQL values)."""
+    names = [re.sub(r"(?<!^)(?=[A-Z])", "_", w).lower().strip("_") for w in _IDENTIFIER.findall(corpus.snippet(3, 10))]
+    names = list(dict.fromkeys(w for w in names if w.isidentifier())) or ["item", "name", "value"]
+    return [names[i % len(names)] + ("" if i < len(names) else f"_{i}") for i in range(n)]
+
+
+def _k_ddl(corpus: CodeCorpus, rng: random.Random) -> str:
+    """Vanna's DDL context: CREATE TABLE statements, one per related table, each followed by a blank line."""
+    out = []
+    for _ in range(rng.randint(1, 3)):
+        table, *cols = _k_names(corpus, rng.randint(3, 7))
+        body = ",\n".join([f"    {table}_id INT PRIMARY KEY"] + [f"    {c} {rng.choice(SQL_TYPES)}" for c in cols])
+        out.append(f"CREATE TABLE {table} (\n{body}\n)")
+    return "\n\n".join(out)
+
+
+def _k_sql(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A SELECT over names from the code, as Vanna generates and stores them."""
+    table, col, other = _k_names(corpus, 3)
+    query = f"SELECT {col}, {rng.choice(['COUNT(*)', f'SUM({other})', f'AVG({other})', other])} FROM {table}"
+    if rng.random() < 0.5:
+        query += f" WHERE {other} {rng.choice(['>', '=', '<>', 'IS NOT'])} {rng.choice(['0', 'NULL', repr(col)])}"
+    if rng.random() < 0.5:
+        query += f" GROUP BY {col} ORDER BY 2 DESC LIMIT {rng.choice([5, 10, 20, 100])}"
+    return query + (";" if rng.random() < 0.5 else "")
+
+
+def _k_data_question(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A question about data, as Vanna's users ask them."""
+    t, c = _k_names(corpus, 2)
+    return rng.choice(DATA_QUESTIONS).format(n=rng.choice([3, 5, 10, 20]), t=t.replace("_", " "), c=c.replace("_", " "))
+
+
+def _k_dataframe(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A query's result as ``DataFrame.to_markdown()`` prints it."""
+    cols = _k_names(corpus, rng.randint(2, 4))
+    rows = [[str(i)] + [rng.choice([str(rng.randint(0, 9999)), f"{rng.uniform(0, 1000):.2f}", rng.choice(_k_names(corpus, 3))])
+                        for _ in cols] for i in range(rng.randint(1, 8))]
+    widths = [max(len(x) for x in col) for col in zip([""] + cols, *rows, strict=True)]
+    line = lambda cells: "| " + " | ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)) + " |"  # noqa: E731
+    return "\n".join([line([""] + cols), "|" + "|".join("-" * (w + 1) + ":" for w in widths) + "|"] + [line(r) for r in rows])
+
+
+def _k_dtypes(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A DataFrame's ``dtypes`` as pandas prints them (Vanna's ``df_metadata``)."""
+    cols = _k_names(corpus, rng.randint(2, 6))
+    width = max(len(c) for c in cols) + 4
+    return "\n".join(f"{c.ljust(width)}{rng.choice(['int64', 'float64', 'object', 'datetime64[ns]', 'bool'])}" for c in cols) + "\ndtype: object"
+
+
+def _k_history(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A butterfish shell's recent history: prompts with the commands typed and what they printed."""
+    out = []
+    for _ in range(rng.randint(1, 5)):
+        out.append("> " + " ".join(_h_command(corpus, rng)))
+        if rng.random() < 0.7:
+            out.append(rng.choice(SHELL_OUTPUTS).format(rng.choice(_g_names(corpus))))
+    return "\n".join(out)
+
+
+def _k_summary_points(corpus: CodeCorpus, rng: random.Random) -> str:
+    """gptcommit's file summaries: each file's path in brackets, then its bullet points."""
+    return "\n".join(f"[{other_path(corpus)}]\n" + "\n".join(f"- {instruction(rng).capitalize()}" for _ in range(rng.randint(1, 3)))
+                     for _ in range(rng.randint(1, 4)))
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -803,10 +888,35 @@ WORD_VALUES = {
     "current_buffer_context.path": lambda corpus, rng: f"{_home(corpus, rng)}/{other_path(corpus)}",
     "current_buffer_filetype": lambda corpus, rng: rng.choice(FILETYPES),
     "current_buffer_context.filetype": lambda corpus, rng: rng.choice(FILETYPES),
+    # family K
+    "sysinfo": lambda corpus, rng: " ".join(rng.choice(UNAME_SYSTEMS)),
+    "goal": _shell_task,
+    "history": _k_history,
+    "status": lambda corpus, rng: str(rng.choice([1, 1, 1, 2, 126, 127, 128, 130, 255])),
+    "snippets": lambda corpus, rng: "\n---\n".join(corpus.snippet(2, 10) for _ in range(rng.randint(1, 4))),
+    "summary_points": _k_summary_points,
+    "output_language": lambda corpus, rng: rng.choice(HUMAN_LANGUAGES),
+    "commit_message": lambda corpus, rng: instruction(rng).capitalize() + "".join(
+        f"\n\n- {instruction(rng).capitalize()}" if i == 0 else f"\n- {instruction(rng).capitalize()}" for i in range(rng.randint(0, 3))),
+    "dialect": lambda corpus, rng: rng.choice(SQL_DIALECTS),
+    "ddl": _k_ddl,
+    "documentation": lambda corpus, rng: "\n\n".join(f"The {t} table {rng.choice(['contains', 'stores', 'holds'])} one row per "
+                                                     f"{c.replace('_', ' ')}." for t, c in (_k_names(corpus, 2) for _ in range(rng.randint(1, 3)))),
+    "sql": _k_sql,
+    "last_question": _k_data_question,
+    "new_question": _k_data_question,
+    "df_markdown": _k_dataframe,
+    "df_metadata": _k_dtypes,
+    "question_sql_pairs": lambda corpus, rng: "\n\n".join(f"{_k_data_question(corpus, rng)}\n{_k_sql(corpus, rng)}" for _ in range(rng.randint(1, 3))),
+    "locale": lambda corpus, rng: rng.choice(LOCALES),
+    "maxlength": lambda corpus, rng: str(rng.choice([50, 50, 50, 72, 72, 60, 80, 100])),
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C, D, E, F, G, H, I and J's templates."""
-ONE_VALUE_A_PROMPT = {"current_buffer_filetype", "current_buffer_context.filetype", "current_buffer_path", "current_buffer_context.path"}
-"""Word placeholders (family J's) that keep one value throughout a prompt, as the value of a code placeholder does."""
+"""Values of placeholders that name words (or paths, short text), used only by families C to K's templates."""
+ONE_VALUE_A_PROMPT = {"current_buffer_filetype", "current_buffer_context.filetype", "current_buffer_path", "current_buffer_context.path",
+                      "dialect", "maxlength"}
+"""Word placeholders (families J and K's) that keep one value throughout a prompt, as the value of a code placeholder does."""
+WORDS_NAMING_A_LANGUAGE = {"output_language"}
+"""Word placeholders (family K's) whose name holds ``language`` but whose value is a human language, not the code's."""
 
 
 def _js_placeholders(text: str) -> list[tuple[int, int, str]]:
