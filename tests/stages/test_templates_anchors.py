@@ -212,6 +212,29 @@ def test_templates_told_apart_by_a_few_lines_between_the_same_two_lines_stay_apa
     assert len(set(result.assignments)) == 5
 
 
+RULES = ["The type should never be empty.", "The scope should always be in lower case.", "The subject should never end with a period.",
+         "The header should always have 100 characters or less.", "There should always be a blank line before the body.",
+         "Each line of the body should have 100 characters or less.", "The footer should always name the issue it closes.",
+         "The type should always be one of build, chore, docs, feat or fix."]
+
+
+def test_lines_drawn_from_a_small_vocabulary_are_a_value_however_often_each_recurs() -> None:
+    """A list of rules chosen per prompt (four to eight of eight, in any order): every rule recurs in
+    most prompts, so each line counts as static, and each choice was a template of its own. The region
+    between the same static lines takes a content of its own in most prompts: one template, the list a
+    variable (the counterpart of the test above, where five contents in 60 prompts stay five templates)."""
+    rng = random.Random(3)
+    head = "You are to act as the author of a commit message in git.\nYou will strictly follow these conventions:\n- "
+    tail = "\n\nThe conventions refer to the structure of the commit message.\nAnswer with the commit message only."
+    prompts = [head + "\n- ".join(rng.sample(RULES, rng.randint(4, len(RULES)))) + tail for _ in range(40)]
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert len(set(result.assignments)) == 1
+    template = result.templates[result.assignments[0]]
+    assert "You will strictly follow these conventions:" in template and "Answer with the commit message only." in template
+    assert not any(rule in template for rule in RULES)
+    assert all(prompt_template_regex(template).match(p) for p in prompts)
+
+
 RUN_PROMPT = ("You are an engineer who wrote the code below and now runs it for the user.\n\n"
               "Full Code:\n~~~\n{files}\n~~~\n\nUser's last message: {request}\n\n"
               "System Operating System: {os}\n\n"
