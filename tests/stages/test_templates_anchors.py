@@ -186,13 +186,18 @@ def test_sentences_of_a_free_text_value_are_no_anchors_however_often_they_recur(
     """The issue's sentences recur (24 of them in 300 prompts), each in far fewer prompts than the
     template's own lines, and the region between the same two static lines takes a content of its own
     in most prompts: a variable. Read as anchors, they made nearly every prompt a template of its own."""
-    prompts = _issue_prompts(300, seed=1)
+    template = _one_template(_issue_prompts(300, seed=1))
+    assert "### Problem description ###" in template and "Do not invent files that are not listed." in template
+    assert not any(s in template for s in SENTENCES)
+
+
+def _one_template(prompts: list[str]) -> str:
+    """The one template ``prompts`` are mined into, checked to match every one of them."""
     result = mine_prompts({"prompt": p} for p in prompts)
     assert len(set(result.assignments)) == 1
     template = result.templates[result.assignments[0]]
-    assert "### Problem description ###" in template and "Do not invent files that are not listed." in template
-    assert not any(s in template for s in SENTENCES)
     assert all(prompt_template_regex(template).match(p) for p in prompts)
+    return template
 
 
 def test_templates_told_apart_by_a_few_lines_between_the_same_two_lines_stay_apart() -> None:
@@ -226,13 +231,9 @@ def test_lines_drawn_from_a_small_vocabulary_are_a_value_however_often_each_recu
     rng = random.Random(3)
     head = "You are to act as the author of a commit message in git.\nYou will strictly follow these conventions:\n- "
     tail = "\n\nThe conventions refer to the structure of the commit message.\nAnswer with the commit message only."
-    prompts = [head + "\n- ".join(rng.sample(RULES, rng.randint(4, len(RULES)))) + tail for _ in range(40)]
-    result = mine_prompts({"prompt": p} for p in prompts)
-    assert len(set(result.assignments)) == 1
-    template = result.templates[result.assignments[0]]
+    template = _one_template([head + "\n- ".join(rng.sample(RULES, rng.randint(4, len(RULES)))) + tail for _ in range(40)])
     assert "You will strictly follow these conventions:" in template and "Answer with the commit message only." in template
     assert not any(rule in template for rule in RULES)
-    assert all(prompt_template_regex(template).match(p) for p in prompts)
 
 
 RUN_PROMPT = ("You are an engineer who wrote the code below and now runs it for the user.\n\n"
