@@ -112,8 +112,8 @@ def _join_middles(families: dict[object, list[int]], groups: list[Group], signat
     anchors = {key: (turns(state.tokens[groups[ks[0]].members[0]]), tuple(a for a in signature_of[ks[0]] if a != GAP))
                for key, ks in families.items() if not (isinstance(key, tuple) and key[0] == "labels")}
     weights = {key: sum(state.weights[u] for k in families[key] for u in groups[k].members) for key in anchors}
-    for joined in join_varying_middles(anchors, weights, MIN_SIGNATURE_CHARS, TURN):
-        families[("middle", tuple(map(str, joined)))] = sorted(k for key in joined for k in families.pop(key))
+    for n, joined in enumerate(join_varying_middles(anchors, weights, MIN_SIGNATURE_CHARS, TURN)):
+        families[("middle", n)] = sorted(k for key in joined for k in families.pop(key))
 
 
 def _free_text(units: list[int], lines: dict[int, list[str]], df: Counter[str], weights: list[int]) -> bool:

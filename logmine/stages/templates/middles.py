@@ -47,7 +47,7 @@ def join_varying_middles(
         framed = all(at > 0 and common[at - 1][:1] != turn for content in contents for at, _ in content)
         prompts = sum(weights[f] for f in families)
         if framed and len(contents) >= MIN_MIDDLES and len(contents) >= MIDDLE_RATIO * prompts:
-            out.append(sorted(families, key=str))
+            out.append(families)
     return out
 
 
