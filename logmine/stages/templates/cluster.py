@@ -45,9 +45,9 @@ from logmine.stages.templates.collapse import (
 from logmine.stages.templates.fields import (
     LETTER,
     bucket_word,
-    word_head,
     field_token,
     leading_fields,
+    word_head,
 )
 from logmine.stages.templates.last_turn import (
     MAX_REQUEST_WORDS,
