@@ -20,7 +20,7 @@ from logmine.masking import WILDCARD
 from logmine.prompt_syntax import CHAT_TURN, MODEL_FORMAT, SENTINEL
 from logmine.stages.templates.state import MinerState, group_text, render
 from logmine.stages.templates.cluster import SLOT, Group, turns
-from logmine.stages.templates.middles import join_varying_middles, lcs
+from logmine.stages.templates.middles import join_varying_middles
 from logmine.stages.templates.line_forms import (
     _ESCAPED_WILDCARD, _LETTER, _MASKS, _TRAILING, _WORD, INLINE, MAX_LINE_WORDS, MIN_ANCHOR_CHARS, TURN,
     _generalised, _variable_lines,
@@ -108,7 +108,7 @@ def merge_by_anchors(groups: list[Group], state: MinerState) -> list[Group]:
 
 
 def _join_middles(families: dict[object, list[int]], groups: list[Group], signature_of: dict[int, tuple[str, ...]], state: MinerState) -> None:
-    """Join the families whose anchors differ in one freely varying region (:mod:`~logmine.stages.templates.middles`)."""
+    """Join the families whose anchors differ only in lines that vary freely (:mod:`~logmine.stages.templates.middles`)."""
     anchors = {key: (turns(state.tokens[groups[ks[0]].members[0]]), tuple(a for a in signature_of[ks[0]] if a != GAP))
                for key, ks in families.items() if not (isinstance(key, tuple) and key[0] == "labels")}
     weights = {key: sum(state.weights[u] for k in families[key] for u in groups[k].members) for key in anchors}
@@ -415,11 +415,28 @@ def _common_signature(
     signatures = [[a for a in _signature(_generalised(_anchor_lines(t), forms), df, labels) if a != GAP] for t in texts]
     common = signatures[0]
     for other in signatures[1:]:
-        common = lcs(common, other)
+        common = _lcs(common, other)
     out: list[str] = []
     for a in common:
         out += [GAP, a]
     return (*out, GAP)
+
+
+def _lcs(a: list[str], b: list[str]) -> list[str]:
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) - 1, -1, -1):
+        for j in range(len(b) - 1, -1, -1):
+            table[i][j] = table[i + 1][j + 1] + 1 if a[i] == b[j] else max(table[i + 1][j], table[i][j + 1])
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        if a[i] == b[j]:
+            out.append(a[i])
+            i, j = i + 1, j + 1
+        elif table[i + 1][j] >= table[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return out
 
 
 def _is_anchor(line: str, df: Counter[str]) -> bool:

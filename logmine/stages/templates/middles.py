@@ -91,23 +91,3 @@ def _middles(lines: Sequence[str], common: Sequence[str]) -> tuple[tuple[int, tu
         else:
             runs[j].append(line)
     return tuple((at, tuple(run)) for at, run in sorted(runs.items()))
-
-
-def lcs(a: list[str], b: list[str]) -> list[str]:
-    """A longest common subsequence of ``a`` and ``b``."""
-    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
-    for i in range(len(a) - 1, -1, -1):
-        for j in range(len(b) - 1, -1, -1):
-            table[i][j] = table[i + 1][j + 1] + 1 if a[i] == b[j] else max(table[i + 1][j], table[i][j + 1])
-    out, i, j = [], 0, 0
-    while i < len(a) and j < len(b):
-        if a[i] == b[j]:
-            out.append(a[i])
-            i, j = i + 1, j + 1
-        elif table[i + 1][j] >= table[i][j + 1]:
-            i += 1
-        else:
-            j += 1
-    return out
-
-
