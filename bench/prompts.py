@@ -15,8 +15,8 @@ own; rules are developed on fold A (in sample) and scored on fold B too (out of 
 ``--family-c PATH`` (bench/prompt_families/prompt-templates-c.jsonl), and then each of ``--family-d`` to
 ``--family-k`` in turn (each needs the ones before it), folds A, B and those families of other assistants
 (folds C to K, ``FAMILIES``: their assistants and since when each is a development family) are mixed in one
-log, mined together and scored apart; every family is in sample but those of ``HELD_OUT`` (K: scored out of
-sample, no rule developed looking at its errors).
+log, mined together and scored apart; every family is in sample but those of ``HELD_OUT`` (scored out of
+sample, no rule developed looking at their errors).
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
 in one process, or with ``--workers N`` the prompt skeletons made in N worker processes (the same
@@ -73,9 +73,9 @@ Tabby's, its model registry's and Cody's (31). From issue 15 on, rules are devel
 fold A's prompts only (in sample); fold B is scored, never looked into (out of sample). Rules
 before issue 15 were developed on all 74."""
 DEV_FOLD = "A"
-HELD_OUT = ("B", "K")
-"""Folds scored out of sample in the mixed log: B, and the held-out family K of ``--family-k``; every other
-fold is in sample (``FAMILIES`` says since when D to J are development families)."""
+HELD_OUT = ("B",)
+"""Folds scored out of sample in the mixed log: B; every family of ``--family-c`` to ``--family-k`` is in sample
+(``FAMILIES`` says since when D to K are development families; a twelfth, held-out family is being built)."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ FAMILIES = {
     "H": Family("eighth", "eight", ("gptme", "openai/codex", "gemini-cli", "aichat"), "2026-12-06 13:17 UTC"),
     "I": Family("ninth", "nine", ("ProxyAI", "Jupyter AI", "bloop", "AI Shell"), "2026-12-07 12:03 UTC"),
     "J": Family("tenth", "ten", ("ai-pr-reviewer", "opencommit", "model.nvim", "kznllm.nvim"), "2026-12-07 12:35 UTC"),
-    "K": Family("eleventh", "eleven", ("butterfish", "gptcommit", "code-review-gpt", "Vanna", "aicommits")),
+    "K": Family("eleventh", "eleven", ("butterfish", "gptcommit", "code-review-gpt", "Vanna", "aicommits"), "2026-12-07 14:27 UTC"),
 }
 """The families of ``--family-c`` to ``--family-k`` (bench/prompt_families/prompt-templates-<letter>.jsonl), in
 letter order: each joins the mixed log after the ones before it."""
