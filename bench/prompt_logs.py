@@ -216,7 +216,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         if f"word:{low}" not in ctx:
             ctx[f"word:{low}"] = WORD_VALUES[low](corpus, rng)
         return ctx[f"word:{low}"]
-    if low in WORD_VALUES:  # placeholders of families C-K (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C-L (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -693,6 +693,61 @@ def _k_summary_points(corpus: CodeCorpus, rng: random.Random) -> str:
                      for _ in range(rng.randint(1, 4)))
 
 
+SHELL_PATHS = ["/bin/zsh", "/bin/zsh", "/bin/bash", "/usr/bin/bash", "/usr/bin/fish", "/opt/homebrew/bin/fish"]  # promptr's $SHELL
+TERMINALS = ["zsh", "zsh", "bash", "bash", "powershell", "fish", "sh"]  # tlm's configured shell
+FAILED_IMPORTS = ["PIL", "cv2", "yaml", "bs4", "sklearn", "dateutil", "dotenv", "serial", "Crypto", "docx", "fitz", "magic", "jwt",
+                  "numpy", "pandas", "requests", "matplotlib", "git"]  # modules whose pypi name rawdog asks for
+CTF_DESCRIPTIONS = ["The flag is hidden somewhere in this {w} service. Can you get it?", "We found this {w} binary on an old server.",
+                    "Our admin wrote a {w} login check. It must be secure, right?", "Connect and find out what the {w} does.",
+                    "Flag format: flag{{...}}", "A {w} little program that only talks to those who know the password."]
+
+
+def _l_source_tree(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A directory tree as code2prompt draws it (termtree): the root, then ``├──`` / ``└──`` branches, ``│`` below open ones."""
+    root = corpus.rng.choice(corpus.files).stem
+    dirs = sorted({corpus.rng.choice(corpus.files).stem for _ in range(rng.randint(1, 3))})
+    tops: list[tuple[str, list[str]]] = [(d, sorted({p.name for p in rng.sample(corpus.files, rng.randint(1, 4))})) for d in dirs]
+    tops += [(f, []) for f in sorted({rng.choice(["README.md", "pyproject.toml", "setup.py", "Makefile", ".gitignore", "LICENSE"])
+                                      for _ in range(rng.randint(1, 3))})]
+    lines = [root]
+    for i, (name, children) in enumerate(tops):
+        last = i == len(tops) - 1
+        lines.append(("└── " if last else "├── ") + name)
+        lines += [("    " if last else "│   ") + ("└── " if j == len(children) - 1 else "├── ") + c for j, c in enumerate(children)]
+    return "\n".join(lines)
+
+
+def _l_packed_tree(corpus: CodeCorpus, rng: random.Random) -> str:
+    """tlm's packed directory structure: every file's path under the context directory, one a line."""
+    root = rng.choice([".", "src", "pkg", corpus.rng.choice(corpus.files).stem])
+    return "".join(f"{root}/{p}\n" for p in sorted({other_path(corpus).removeprefix("src/") for _ in range(rng.randint(2, 8))}))
+
+
+def _l_cwd_listing(corpus: CodeCorpus, rng: random.Random) -> str:
+    """rawdog's view of the working directory: modification time, size and name of each entry (directories with a ``/``)."""
+    out = []
+    for _ in range(rng.randint(1, 8)):
+        when = (datetime(2026, 1, 1) + timedelta(seconds=rng.randrange(365 * 86400))).strftime("%Y-%m-%d %H:%M:%S")
+        if rng.random() < 0.3:
+            out.append(f"{when} {rng.randint(1, 40):10} items /{corpus.rng.choice(corpus.files).stem}")
+        else:
+            out.append(f"{when} {rng.randint(0, 90000):10} bytes {corpus.rng.choice(corpus.files).name}")
+    return "\n".join(out)
+
+
+def _l_generated_at(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A UTC time as Go's ``time.RFC3339Nano`` writes it (trailing zeros of the fraction dropped), tlm's ``GeneratedAt``."""
+    when = (datetime(2026, 1, 1) + timedelta(seconds=rng.randrange(365 * 86400))).strftime("%Y-%m-%dT%H:%M:%S")
+    return when + f".{rng.randrange(10**9):09d}".rstrip("0").rstrip(".") + "Z"
+
+
+def _l_plan(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A plan file as promptr's planning chat saves it: a goal, numbered steps, some with a verification."""
+    steps = [f"{i}. {instruction(rng).capitalize()}" + (f"\n   - Verify: run `{rng.choice(RUN_COMMANDS)}`" if rng.random() < 0.4 else "")
+             for i in range(1, rng.randint(2, 6))]
+    return f"# Plan\n\nGoal: {_project_request(corpus, rng)}\n\n" + "\n".join(steps)
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -906,11 +961,35 @@ WORD_VALUES = {
     "question_sql_pairs": lambda corpus, rng: "\n\n".join(f"{_k_data_question(corpus, rng)}\n{_k_sql(corpus, rng)}" for _ in range(rng.randint(1, 3))),
     "locale": lambda corpus, rng: rng.choice(LOCALES),
     "maxlength": lambda corpus, rng: str(rng.choice([50, 50, 50, 72, 72, 60, 80, 100])),
+    # family L
+    "absolute_code_path": lambda corpus, rng: _home(corpus, rng),
+    "source_tree": _l_source_tree,
+    "challenge_name": lambda corpus, rng: rng.choice([" ".join, "-".join, "_".join])(rng.sample(CTF_WORDS, rng.randint(1, 3))),
+    "challenge_description": lambda corpus, rng: " ".join(rng.choice(CTF_DESCRIPTIONS).format(w=rng.choice(CTF_WORDS))
+                                                          for _ in range(rng.randint(1, 2))) + ("\n" + _server(corpus, rng)).rstrip(),
+    "term": lambda corpus, rng: rng.choice(TERMINALS),
+    "form.command": lambda corpus, rng: " ".join(_h_command(corpus, rng)),
+    ".generatedat": _l_generated_at,
+    ".directorystructure": _l_packed_tree,
+    ".relpath": lambda corpus, rng: other_path(corpus).removeprefix("src/"),
+    "currentshell": lambda corpus, rng: rng.choice(SHELL_PATHS),
+    "currentdirectory": lambda corpus, rng: _home(corpus, rng),
+    "planpath": lambda corpus, rng: rng.choice(["plan.md", "plan.md", "docs/plan.md", f"{_home(corpus, rng)}/plan.md"]),
+    "plancontent": _l_plan,
+    "projectname": lambda corpus, rng: rng.choice([str, str.title, lambda s: s.replace("_", "-")])(corpus.rng.choice(corpus.files).stem),
+    "repositoryurl": lambda corpus, rng: f"https://github.com/{rng.choice(OWNERS)}/{corpus.rng.choice(corpus.files).stem}",
+    "folderpath": lambda corpus, rng: f"./.autodoc/docs/json/{other_path(corpus).rsplit('/', 1)[0]}",
+    "folder.foldername": lambda corpus, rng: corpus.rng.choice(corpus.files).stem,
+    **dict.fromkeys(("file.summary", "folder.summary"), _summary),  # autodoc's summaries of a file and of a subfolder
+    "is_git": lambda corpus, rng: rng.choice(["IS", "IS", "is NOT"]),
+    "cwd_info": _l_cwd_listing,
+    "last_commit": lambda corpus, rng: instruction(rng).capitalize(),
+    "import_name": lambda corpus, rng: rng.choice(FAILED_IMPORTS),
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C to K's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C to L's templates."""
 ONE_VALUE_A_PROMPT = {"current_buffer_filetype", "current_buffer_context.filetype", "current_buffer_path", "current_buffer_context.path",
-                      "dialect", "maxlength"}
-"""Word placeholders (families J and K's) that keep one value throughout a prompt, as the value of a code placeholder does."""
+                      "dialect", "maxlength", "projectname"}
+"""Word placeholders (families J, K and L's) that keep one value throughout a prompt, as the value of a code placeholder does."""
 WORDS_NAMING_A_LANGUAGE = {"output_language"}
 """Word placeholders (family K's) whose name holds ``language`` but whose value is a human language, not the code's."""
 
