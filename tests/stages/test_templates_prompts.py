@@ -473,6 +473,22 @@ def test_a_markdown_rule_is_text_and_a_docstring_underline_code() -> None:
     assert bodies._kind("----------", True, None) == "code"
 
 
+def test_a_heading_between_runs_of_marks_is_text_and_a_line_left_open_is_code() -> None:
+    """``===Tables`` heads a section of the template (text, not a code line that took the sections around it
+    into one slot); ``CREATE TABLE note (``, three words and a bracket left open, is the start of code."""
+    prompt = (
+        "Please answer from the context.\n===Tables \nCREATE TABLE note (\n    note_id INT PRIMARY KEY,\n    body TEXT\n)\n\n"
+        "===Response Guidelines \n1. If the context is sufficient, generate a valid query.\n2. Be brief.\n"
+    )
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == (
+        "Please answer from the context.\n===Tables \n{code}\n\n"
+        "===Response Guidelines \n1. If the context is sufficient, generate a valid query.\n2. Be brief.\n"
+    )
+    assert bodies._kind("=== Response Guidelines ===", True, None) == "text"
+    assert bodies._kind("==== x = 1", True, None) == "code"
+    assert bodies._kind("CREATE TABLE note (", True, None) == "code"
+
+
 def test_a_prompt_of_static_code_logged_many_times_is_a_template_of_its_own() -> None:
     """An instruction that reads as code as a whole (a dict literal in it) is one code slot, the same in every
     prompt; prompts that are code alone, each its own, are one slot too. One slot each, they are one template

@@ -32,7 +32,7 @@ _FIXED = re.compile(
 )
 """Pieces a code region never swallows: placeholders, sentinels, tags, fence lines."""
 _PROSE_WORD = re.compile(r"^[\"'(*\[]*[A-Za-z][A-Za-z'’-]*[.,:;!?\"')*\]]*$")
-_CODE_CHARS = re.compile(r"[=;{}\\]|\(\)|->|::|\+\+|\.\w+\(|^\s*(?:#|//|/\*|\*|<!--|@)")
+_CODE_CHARS = re.compile(r"[=;{}\\]|\(\)|->|::|\+\+|\.\w+\(|^\s*(?:#|//|/\*|\*|<!--|@)|[(\[]\s*$")
 _LANGUAGE_NAME = re.compile(r"(?<![\w+#])[A-Z](?:\+\+|#)(?![\w+#])")
 """A language's name of one capital and ``++`` or ``#`` (``C++``, ``C#``, ``F#``): a word in prose,
 read as ``C`` when a line's kind is decided (``The language is: C++.`` is an instruction, not code)."""
@@ -42,6 +42,9 @@ _RULE = re.compile(r"(?:---|\*\*\*|___)[ \t]*")
 """A line of ``---`` (or ``***``, ``___``) alone: a Markdown rule, a template's separator of its parts
 (``{instructions}`` / ``---`` / ``SELECTIONS`` / ``{code}``), text; code seldom holds one alone. Three
 marks only: a longer run is as likely a docstring's underline (``Parameters`` / ``----------``)."""
+_SECTION = re.compile(r"([=#*~-])\1{2,}[ \t]*[A-Za-z][A-Za-z'/-]*(?:[ \t]+[A-Za-z][A-Za-z'/-]*){0,3}[ \t]*(?:\1{2,}[ \t]*)?")
+"""A section's heading between runs of one mark (``===Tables``, ``=== Response Guidelines ===``, ``---- Notes``):
+up to four words after three marks or more, text. (A line of marks alone is a rule, :data:`_RULE`.)"""
 _MARKDOWN = re.compile(r"^(?:(?:[*+-]|\d{1,2}[.)]|#)[ \t]+(?=\S)|(?=\*\*[^\s*][^\n]*?\S\*\*))")
 """The markup a Markdown prose line may start with: a bullet (``*``, ``-``, ``+``, ``1.``), a
 heading's ``#``, bold (``**Note:**``); the rest, bold and backticks dropped, is judged as prose."""
@@ -398,7 +401,7 @@ def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
         return "indented"
     if (at_line_start and ROLE_TAG_LINE.fullmatch(piece)) or (not at_line_start and _PUNCTUATION.fullmatch(piece)):
         return "text"
-    if _HEADER.match(piece) or (at_line_start and _RULE.fullmatch(piece)):
+    if _HEADER.match(piece) or (at_line_start and (_RULE.fullmatch(piece) or _SECTION.fullmatch(piece))):
         return "text"
     markdown = _markdown_kind(piece, at_line_start)
     if markdown is not None:
