@@ -202,6 +202,20 @@ def test_a_word_swapped_three_ways_side_by_side_is_a_value() -> None:
     assert merge_near_duplicates({k: OS[k] for k in ("windows", "mac")}, None, spans=spans).families == 2
 
 
+SYSTEMS = {os: f"You help the user in a Unix shell. Keep your answers short. Here is system info about the local machine: '{os} <*> <*>'"
+           for os in ("Linux", "Darwin")}
+
+
+def test_a_word_swapped_inside_quotes_that_hold_a_wildcard_is_part_of_a_value() -> None:
+    """Two values side by side are too few to tell a value from static text, but a word quoted with the rest
+    of a value the miner found variable is the value's (``'{sysinfo}'``); quotes around the word alone are not."""
+    spans = {os: DAY["morning"] for os in SYSTEMS}
+    assert merge_near_duplicates(SYSTEMS, None, spans=spans).families == 1
+    assert static_swap(normalise(SYSTEMS["Linux"]), normalise(SYSTEMS["Darwin"])) is None
+    assert static_swap(normalise("Say 'prepend' first, then <*>"), normalise("Say 'append' first, then <*>")) == (
+        "Say '\x01' first, then \x00", frozenset({"prepend", "append"}))
+
+
 def test_blocking_finds_near_pairs_not_all_pairs() -> None:
     rng = np.random.default_rng(0)
     words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta", "lambda", "zeta"]

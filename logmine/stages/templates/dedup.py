@@ -19,7 +19,8 @@ Static text rewritten (a word or a phrase swapped for another, not a slot filled
 is a new version of one template when the two were used in turn, one after the other; two templates used
 side by side that differ so are two (``prepend ... before`` and ``append ... after``), unless the word
 swapped takes ``MIN_SWAPPED_WORDS`` words or more at the same place among the candidates (``for
-windows``, ``for mac``, ``for linux``: a value the miner read as static text). Without times
+windows``, ``for mac``, ``for linux``: a value the miner read as static text), or it is quoted with a
+wildcard (``'Linux <*> <*>'``, ``'Darwin <*> <*>'``: a quoted value whose other words the miner found variable). Without times
 (``spans``), rewritten text merges as any other difference does.
 
 Candidate pairs come from blocking, never from all pairs: MinHash LSH over character
@@ -217,6 +218,8 @@ def static_swap(a: str, b: str) -> tuple[str, frozenset[str]] | bool | None:
             s1, d1 = s1 - 1, d1 - 1  # out to the whole word
         while s2 < len(a) and d2 < len(b) and a[s2].isalnum() and a[s2] == b[d2]:
             s2, d2 = s2 + 1, d2 + 1
+        if _quoted_with_a_slot(a, s1, s2) and _quoted_with_a_slot(b, d1, d2):
+            continue  # part of a quoted value whose rest the miner found variable: 'Linux <*> <*>'
         swaps.append((a[:s1] + "\x01" + a[s2:], a[s1:s2], b[d1:d2]))
     if not swaps:
         return None
@@ -224,6 +227,22 @@ def static_swap(a: str, b: str) -> tuple[str, frozenset[str]] | bool | None:
     if len(swaps) > 1 or not (x.isalnum() and y.isalnum()):
         return False
     return where, frozenset((x, y))
+
+
+MAX_QUOTED = 80
+"""The longest quoted span (characters) read as one value by :func:`_quoted_with_a_slot`."""
+
+
+def _quoted_with_a_slot(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` (a normalised text) lies inside quotes, up to ``MAX_QUOTED`` characters,
+    that also hold a slot or wildcard: the quoted text is a value (``'{sysinfo}'``), of which the miner kept a
+    word static because it took few values (``'Linux <*> <*>'``, ``'Darwin <*> <*>'``)."""
+    for quote in "'\"`":
+        left = text.rfind(quote, max(0, start - MAX_QUOTED), start)
+        right = text.find(quote, end, left + MAX_QUOTED + 1) if left >= 0 else -1
+        if right > 0 and "\x00" in text[left:right] and quote not in text[left + 1 : start] + text[end:right]:
+            return True
+    return False
 
 
 def _side_by_side(a: tuple[Any, Any] | None, b: tuple[Any, Any] | None) -> bool:
