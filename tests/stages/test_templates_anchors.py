@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from logmine.stages.templates.anchors import GAP, _anchored_text, _flat, _literal_pieces, _matches, _variable_lines, host_pieces, is_pattern
+from logmine.stages.templates.anchors import GAP, _anchored_text, _variable_lines
+from logmine.stages.templates.rare import _flat, _literal_pieces, _matches, host_pieces, is_pattern
 from logmine.stages.templates.cluster import generalise
 from logmine.stages.templates.prompts import mine_prompts, prompt_template_regex
 
@@ -395,3 +396,19 @@ def test_a_line_with_the_records_file_path_is_the_same_anchor_where_the_record_h
     template = result.templates[result.assignments[0]]
     assert "\n## Write Code: only write the one file <*>, complete and with triple quotes," in template
     assert all(prompt_template_regex(template).match(r["prompt"]) for r in records)
+
+
+def test_a_rare_value_of_more_words_joins_the_template_whose_wildcard_it_fills() -> None:
+    """Most dialects are a name and ``SQL`` (``Snowflake SQL``), so the miner keeps ``SQL`` after the
+    wildcard; a rare dialect of five words (``T-SQL / Microsoft SQL Server``) still fills that wildcard,
+    the word next to it included. A rare prompt that differs away from the wildcard stays apart."""
+    head = "You are a {} expert. Please help to generate a SQL query to answer the question. Base your answer on the "
+    tail = "context only.\nIf the context is not enough, say which table is missing.\nQuestion: how many rows?"
+    names = ["Snowflake", "BigQuery", "Oracle", "DuckDB", "Presto", "Hive", "Trino", "Spark"]
+    prompts = [(head + tail).format(f"{names[i % len(names)]} SQL") for i in range(40)]
+    rare = (head + tail).format("T-SQL / Microsoft SQL Server")
+    template = _one_template(prompts + [rare])
+    assert "<*> SQL expert" in template or "<*> expert" in template
+    apart = (head + tail).format("Hive SQL").replace("say which table is missing", "say so and stop")
+    result = mine_prompts({"prompt": p} for p in prompts + [apart])
+    assert len(set(result.assignments)) == 2

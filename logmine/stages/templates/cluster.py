@@ -446,7 +446,7 @@ def _join(parent: list[int], members: list[int]) -> None:
 
 _STATIC_PROMPTS = 5
 """A whole prompt read as one code slot and logged verbatim this many times is static text (as a line that many
-prompts hold is an anchor, :data:`logmine.stages.templates.anchors.MIN_ANCHOR_PROMPTS`)."""
+prompts hold is an anchor, :data:`logmine.stages.templates.line_forms.MIN_ANCHOR_PROMPTS`)."""
 
 _MAX_FRAME_BUCKET = 200
 """Templates compared pairwise per shared first or last word (bounds the work)..."""

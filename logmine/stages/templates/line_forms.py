@@ -13,8 +13,14 @@ from collections import Counter, defaultdict
 
 from logmine.masking import WILDCARD
 
+MIN_ANCHOR_PROMPTS = 5
+"""A line is static (an anchor) when at least this many prompts hold it verbatim, and it has
+``MIN_ANCHOR_CHARS`` characters besides masks..."""
 MIN_ANCHOR_CHARS = 8
-"""An anchor has this many characters besides masks (``</s>`` or a lone fence is no anchor)."""
+"""...(``</s>`` or a lone fence is no anchor)."""
+MIN_SIGNATURE_CHARS = 32
+"""Templates merge by their anchors (:mod:`logmine.stages.templates.anchors`), or take in rare prompts by their
+pattern (:mod:`logmine.stages.templates.rare`), only when these hold this much static text."""
 MAX_LINE_WORDS = 16
 """A line read for a variable word has at most this many words."""
 

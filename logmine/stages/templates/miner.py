@@ -26,7 +26,7 @@ from typing import Any
 
 from logmine.masking import DEFAULT_RULES, WILDCARD, Masker, MaskRule
 from logmine.hashing import content_id
-from logmine.stages.templates.anchors import Hosts, is_pattern
+from logmine.stages.templates.rare import Hosts, is_pattern
 from logmine.stages.templates.cluster import ClusterParams, Group, cluster
 from logmine.stages.templates.collapse import collapse_wildcards
 from logmine.stages.templates.state import MinerState, group_text, split_fields, split_tokens

@@ -79,7 +79,7 @@ class MinerState:
     slot_text: Callable[[str], str | None] | None = field(default=None, repr=False, compare=False)
     """The text a slot token's id stands for (prompts), set for the last consolidation only: a rare
     template whose code slot took static lines joins the template its logged text matches
-    (:func:`logmine.stages.templates.anchors.absorb_rare`). Every way of mining sets it there alike."""
+    (:func:`logmine.stages.templates.rare.absorb_rare`). Every way of mining sets it there alike."""
 
     def add_unit(self, tokens: tuple[str, ...], seps: tuple[str, ...], first_line: int, weight: int = 0) -> int:
         self.tokens.append(tokens)
