@@ -323,6 +323,20 @@ def test_templates_that_share_more_than_a_first_word_are_compared_in_a_large_buc
     assert [sorted(b) for b in _frame_buckets(small, pats, deeper=True)] == [small]  # within the bound: one bucket, as before
 
 
+def test_an_instruction_after_several_files_is_compared_among_its_own_templates() -> None:
+    """Every chat with two files opens with the same eight tokens (turn labels, fences, slots), the depth the
+    large bucket is searched to: the words are read past that structure, so an instruction after the files
+    still has its templates compared among themselves (butterfish's ``The user ran the command "..."``)."""
+    rng = random.Random(17)
+    files = ("user:", "```<*>", "{code}", "```", "user:", "```<*>", "{code2}", "```", "user:")
+    noise = [(*files, "Add", f"x{rng.randrange(10**8)}") for _ in range(300)]  # sort first
+    ran = [(*files, "The", "user", "ran", "the", "command", f'"w{n}",', "which", "failed.") for n in range(30)]
+    pats = [*noise, *ran]
+    buckets = _frame_buckets(list(range(len(pats))), pats, deeper=True)
+    assert all(len(b) <= _MAX_FRAME_BUCKET for b in buckets)
+    assert any(set(range(len(noise), len(pats))) <= set(b) for b in buckets)
+
+
 def test_a_prompt_of_another_templates_length_does_not_wildcard_a_template() -> None:
     """Prompts of a frequent template have the token count of unrelated one-off prompts (the user's
     words happen to have the right length). Grouped by length they would be one template of

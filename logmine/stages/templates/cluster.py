@@ -459,7 +459,8 @@ def _frame_buckets(bucket: list[int], pats: list[tuple[str, ...]], deeper: bool,
     """The templates of ``bucket`` (sharing their first ``depth`` words) to compare pairwise for frames: the
     first ``_MAX_FRAME_BUCKET`` in pattern order and, ``deeper`` and when there are more, each set of them that
     shares one more word, in turn (a log of many chats opens most of them with ``user:``: the templates of one
-    instruction are compared among themselves, not only the first of the bucket)."""
+    instruction are compared among themselves, not only the first of the bucket). The words are read past a
+    chat's structure (:func:`_words`): files before the instruction do not use up the depth."""
     ordered = sorted(bucket, key=lambda k: pats[k])
     if len(ordered) <= _MAX_FRAME_BUCKET:
         return [ordered]
@@ -467,10 +468,21 @@ def _frame_buckets(bucket: list[int], pats: list[tuple[str, ...]], deeper: bool,
     if deeper and depth < _MAX_FRAME_DEPTH:
         by_word: dict[tuple[str, ...], list[int]] = defaultdict(list)
         for k in ordered:
-            if len(pats[k]) > depth + 1:
-                by_word[pats[k][: depth + 1]].append(k)
+            words = _words(pats[k])
+            if len(words) > depth:
+                by_word[words[: depth + 1]].append(k)
         out += [b for part in by_word.values() if len(part) > 1 for b in _frame_buckets(part, pats, True, depth + 1)]
     return out
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _words(pattern: tuple[str, ...]) -> tuple[str, ...]:
+    """A chat's pattern less its structure (turn labels but the first, fences, slots, masks): the words its
+    text opens with, whatever files come before it (every chat with two files opens with the same eight tokens)."""
+    return pattern[:1] + tuple(tok for tok in pattern[1:] if not _structure_only((tok,), _MASK_WORDS))
+
+
+_MASK_WORDS = frozenset({WILDCARD})
 
 
 def _frame(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
