@@ -59,6 +59,7 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
         return logged[b]
 
     loosened: dict[int, str] = {}  # a host whose words beside a wildcard went into it: its text so
+    loose: dict[int, list[tuple[list[str], str]]] = {}  # a host's wider patterns (:func:`_loosened`), worked out once
     for k in sorted(range(len(groups)), key=lambda k: (weights[k], texts[k])):  # the rarest first
         if k in into:
             continue  # a host stays
@@ -75,13 +76,16 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
             # a value of more words than the host's prompts hold: a word beside its wildcard is the value's too
             for b in order:
                 if b != k and b not in absorbed and structure[b] == structure[k]:
-                    wider = _loosened(loosened.get(b, texts[b]), flat, stray)
+                    if b not in loose:
+                        loose[b] = _loosened(loosened.get(b, texts[b]))
+                    wider = next((text for pieces, text in loose[b] if _matches(pieces, flat, stray)), None)
                     if wider is not None:
                         host = b
                         break
         if host is not None and (weights[k] < MIN_ANCHOR_PROMPTS or weights[k] < RARE_SHARE * weights[host]):
             if wider is not None:
                 loosened[host] = wider
+                loose.pop(host, None)
             into[host].append(k)
             absorbed.add(k)
     if not into:
@@ -102,18 +106,19 @@ _FIRST_WORD = re.compile(r"^\s*[^\s{}<>]+")
 _LAST_WORD = re.compile(r"[^\s{}<>]+\s*$")
 
 
-def _loosened(text: str, flat: str, stray: frozenset[str]) -> str | None:
-    """``text`` with the word on one side of a wildcard, or on both, gone into it, so that its pattern matches
-    ``flat`` (:func:`_matches`): ``You are a <*> SQL expert.`` as ``You are a <*> expert.`` matches ``You are a
-    T-SQL / Microsoft SQL Server expert.``, a value of a few words whose last word most of its values share.
-    Each wildcard is tried alone (after it, before it, both), then all of them; None when none matches or
-    less than ``MIN_SIGNATURE_CHARS`` of static text would be left."""
+def _loosened(text: str) -> list[tuple[list[str], str]]:
+    """``text``'s wider patterns, each as its static pieces (:func:`_matches`) and its text: the word on one side
+    of a wildcard, or on both, gone into it. ``You are a <*> SQL expert.`` as ``You are a <*> expert.`` matches
+    ``You are a T-SQL / Microsoft SQL Server expert.``, a value of a few words whose last word most of its values
+    share. Each wildcard alone (after it, before it, both), then all of them; only those left with
+    ``MIN_SIGNATURE_CHARS`` of static text."""
     parts = _VARIABLE.split(text)
     between = _VARIABLE.findall(text)
     wild = [j for j, v in enumerate(between) if v == WILDCARD]
     tries = [[(j, side)] for j in wild for side in ("after", "before")] + [[(j, "after"), (j, "before")] for j in wild]
     if len(wild) > 1:
         tries.append([(j, side) for j in wild for side in ("after", "before")])
+    out = []
     for sides in tries:
         wider = list(parts)
         for j, side in sides:
@@ -122,9 +127,9 @@ def _loosened(text: str, flat: str, stray: frozenset[str]) -> str | None:
             else:
                 wider[j] = _LAST_WORD.sub("", wider[j], count=1)
         pieces = [_flat(p) for p in wider]
-        if sum(map(len, pieces)) >= MIN_SIGNATURE_CHARS and _matches(pieces, flat, stray):
-            return "".join(p + (between[i] if i < len(between) else "") for i, p in enumerate(wider))
-    return None
+        if sum(map(len, pieces)) >= MIN_SIGNATURE_CHARS:
+            out.append((pieces, "".join(p + (between[i] if i < len(between) else "") for i, p in enumerate(wider))))
+    return out
 
 
 def _expanded(text: str, slot_text: Callable[[str], str | None]) -> str:
