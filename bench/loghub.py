@@ -12,7 +12,8 @@ process of its own (one after the other), lines/s and the ratio. logmine runs wi
 by word with the masked words remembered, and looked up by its masked text) and with no cache at
 all (``mask_cache_size=0`` too: every line masked whole by the rules' regex). With ``--fresh``
 every copy after the first gets new values: the digits inside the true template's variables are
-redrawn (same length and kind), so no exact line repeats, as in a big real log. Lines/s are wall
+redrawn (same length and kind), so no exact line repeats, as in a big real log; with ``--fresh-ids``
+every letter and digit of the variables is (names, ids and words no copy had). Lines/s are wall
 clock; lines per CPU-second are the process's own time (steadier on a shared machine).
 
 Out of sample (``--cv``): two-fold cross-validation over systems. The systems, sorted by name, are
@@ -34,6 +35,7 @@ Example:
     python bench/loghub.py --cv --ablate --no-speed
     python bench/loghub.py --no-accuracy --no-speed --redrawn
     python bench/loghub.py --no-accuracy --fresh --lines 400000
+    python bench/loghub.py --no-accuracy --fresh-ids --lines 400000
 """
 
 from __future__ import annotations
@@ -325,9 +327,10 @@ def ablation_table(rows: list[dict[str, Any]]) -> str:
 
 
 # -- speed -----------------------------------------------------------------------------------
-def speed_lines(data: Path, names: list[str], n: int, fresh: bool = False) -> list[str]:
+def speed_lines(data: Path, names: list[str], n: int, fresh: bool = False, ids: bool = False) -> list[str]:
     """The systems' lines repeated to ``n``; with ``fresh``, every copy after the first gets new
-    values (:func:`fresh_values`), as in a big real log."""
+    values (:func:`fresh_values`), as in a big real log; with ``ids`` too, every letter and digit of
+    its variables (:func:`redrawn`: names, ids and words no copy had)."""
     base = [(line, template) for name in names for line, template in zip(*load(data, name)[:2])]
     if not fresh:
         lines = [line for line, _ in base]
@@ -336,7 +339,8 @@ def speed_lines(data: Path, names: list[str], n: int, fresh: bool = False) -> li
     spans = [variable_spans(line, template) for line, template in base]
     out = [line for line, _ in base[:n]]
     while len(out) < n:
-        out.extend(fresh_values(line, s, rng) for (line, _), s in zip(base[: n - len(out)], spans))
+        new = redrawn if ids else fresh_values
+        out.extend(new(line, s, rng) for (line, _), s in zip(base[: n - len(out)], spans))
     return out
 
 
@@ -416,9 +420,9 @@ def redrawn_table(result: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def speed_worker(parser: str, data: Path, n: int, fresh: bool = False) -> dict[str, Any]:
+def speed_worker(parser: str, data: Path, n: int, fresh: bool = False, ids: bool = False) -> dict[str, Any]:
     """Time one parser over the repeated lines (run in a process of its own)."""
-    lines = speed_lines(data, systems(data), n, fresh)
+    lines = speed_lines(data, systems(data), n, fresh or ids, ids)
     started, cpu = time.perf_counter(), time.process_time()
     if parser == "none":
         templates = 0
@@ -433,24 +437,26 @@ def speed_worker(parser: str, data: Path, n: int, fresh: bool = False) -> dict[s
         templates = len(mine_templates(lines, config).templates)
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"parser": parser, "lines": n, "fresh": fresh, "seconds": round(seconds, 3), "lines_per_s": round(n / seconds),
+    return {"parser": parser, "lines": n, "fresh": fresh or ids, "ids": ids, "seconds": round(seconds, 3), "lines_per_s": round(n / seconds),
             "cpu_seconds": round(cpu, 3), "lines_per_cpu_s": round(n / cpu),
             "templates": templates, "peak_rss_mb": round(rss_mb)}
 
 
-def speed(data: Path, n: int, fresh: bool = False) -> list[dict[str, Any]]:
+def speed(data: Path, n: int, fresh: bool = False, ids: bool = False) -> list[dict[str, Any]]:
     out = []
     for parser in SPEED_PARSERS:
         cmd = [sys.executable, __file__, "--data", str(data), "--speed-worker", parser, "--lines", str(n)]
-        proc = subprocess.run(cmd + (["--fresh"] if fresh else []), check=True, capture_output=True, text=True)
+        proc = subprocess.run(cmd + (["--fresh"] if fresh else []) + (["--fresh-ids"] if ids else []), check=True, capture_output=True, text=True)
         out.append(json.loads(proc.stdout))
-        print(f"  {parser}{' (fresh values)' if fresh else ''}: {out[-1]['lines_per_s']:,} lines/s", file=sys.stderr)
+        what = " (fresh ids)" if ids else " (fresh values)" if fresh else ""
+        print(f"  {parser}{what}: {out[-1]['lines_per_s']:,} lines/s", file=sys.stderr)
     return out
 
 
 def speed_table(rows: list[dict[str, Any]]) -> str:
     drain = next(r for r in rows if r["parser"] == "drain3")["lines_per_s"]
-    what = "new values in every copy" if rows[0].get("fresh") else "the same lines repeated"
+    what = ("every variable's letters and digits new in every copy" if rows[0].get("ids")
+            else "new values in every copy" if rows[0].get("fresh") else "the same lines repeated")
     lines = [f"Speed, {rows[0]['lines']:,} lines (the 12 systems' lines, {what}), one process each:", "",
              "| parser | lines/s | ratio to Drain3 | seconds | lines per CPU-second | templates | peak RSS MB |",
              "|---|---:|---:|---:|---:|---:|---:|"]
@@ -467,6 +473,8 @@ def main() -> None:
     parser.add_argument("--no-speed", action="store_true", help="accuracy only")
     parser.add_argument("--no-accuracy", action="store_true", help="speed only")
     parser.add_argument("--fresh", action="store_true", help="speed on lines with new values in every copy (no exact line repeats)")
+    parser.add_argument("--fresh-ids", action="store_true",
+                        help="speed on lines whose variables get new letters and digits in every copy (new names and ids, not only numbers)")
     parser.add_argument("--cv", action="store_true", help="also two-fold cross-validation over systems (out of sample)")
     parser.add_argument("--redrawn", action="store_true", help="also GA with every variable's letters and digits redrawn (value freshness)")
     parser.add_argument("--ablate", action="store_true", help="also the default config less one masking rule at a time")
@@ -476,7 +484,7 @@ def main() -> None:
     parser.add_argument("--speed-worker", choices=(*SPEED_PARSERS, "none"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.speed_worker:
-        print(json.dumps(speed_worker(args.speed_worker, args.data, args.lines, args.fresh)))
+        print(json.dumps(speed_worker(args.speed_worker, args.data, args.lines, args.fresh, args.fresh_ids)))
         return
     if not args.data.is_dir():
         parser.error(f"{args.data}: no such directory (use --data)")
@@ -500,7 +508,7 @@ def main() -> None:
         print(ablation_table(rows_))
         report["ablation"] = rows_
     if not args.no_speed:
-        rows = speed(args.data, args.lines, args.fresh)
+        rows = speed(args.data, args.lines, args.fresh, args.fresh_ids)
         print(speed_table(rows))
         report["speed"] = rows
     if args.json:
