@@ -34,7 +34,8 @@ def absorb_rare(groups: list[Group], state: MinerState) -> list[Group]:
     model's format, which recurs in every prompt of its template). Rare: fewer than ``MIN_ANCHOR_PROMPTS``
     prompts, or fewer than ``RARE_SHARE`` of the matching template's (a stray of a template
     grows with the log, so an absolute count alone stops taking it in at volume), with the same
-    chat turns. The most specific such template wins (the most static text)."""
+    chat turns. The most specific such template wins (the most static text). Where none matches, one whose
+    pattern matches once a word beside a wildcard goes into it (:func:`_loosened`) takes it in, and reads so."""
     weights = [sum(state.weights[i] for i in g.members) for g in groups]
     texts = [group_text(g, state) for g in groups]
     structure = [turns(state.tokens[g.members[0]]) for g in groups]
