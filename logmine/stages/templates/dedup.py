@@ -240,7 +240,7 @@ def _quoted_with_a_slot(text: str, start: int, end: int) -> bool:
     for quote in "'\"`":
         left = text.rfind(quote, max(0, start - MAX_QUOTED), start)
         right = text.find(quote, end, left + MAX_QUOTED + 1) if left >= 0 else -1
-        if right > 0 and "\x00" in text[left:right] and quote not in text[left + 1 : start] + text[end:right]:
+        if right > 0 and "\x00" in text[left:right]:  # the nearest quotes on each side: none between them and the word
             return True
     return False
 
