@@ -216,7 +216,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         if f"word:{low}" not in ctx:
             ctx[f"word:{low}"] = WORD_VALUES[low](corpus, rng)
         return ctx[f"word:{low}"]
-    if low in WORD_VALUES:  # placeholders of families C-L (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C-M (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -748,6 +748,55 @@ def _l_plan(corpus: CodeCorpus, rng: random.Random) -> str:
     return f"# Plan\n\nGoal: {_project_request(corpus, rng)}\n\n" + "\n".join(steps)
 
 
+NAMES_OF_USERS = ["alice", "bob", "dev", "ubuntu", "jvuillemin", "ops", "kim"]  # home directories of yai's users
+EDITORS = ["vim", "nvim", "nano", "code", "emacs", "hx", "vi"]  # yai's $EDITOR
+YAI_PREFERENCES = ["I prefer short answers", "use sudo when needed", "I use podman instead of docker", "answer in French",
+                   "prefer ripgrep over grep", "I work mostly with kubernetes", "never delete files without asking"]
+ML_PACKAGES = ["numpy", "pandas", "scikit-learn", "statsmodels", "xgboost", "lightGBM", "torch", "torchvision", "torch-geometric",
+               "bayesian-optimization", "timm"]  # AIDE's ``_prompt_environment``, shuffled for every prompt
+ML_TASKS = ["Predict the sale price of each house from its {n} features.", "Classify each tweet as about a real disaster or not.",
+            "Forecast the daily {w} for the next 30 days.", "Predict whether a passenger survived from the passenger manifest.",
+            "Predict the probability that a customer churns within a month.", "Segment the {w} images into foreground and background."]
+ML_METRICS = ["RMSE", "accuracy", "AUC", "F1 score", "mean absolute error", "log loss", "RMSLE"]
+
+
+def _m_task(corpus: CodeCorpus, rng: random.Random) -> str:
+    """An AIDE task description: a goal, an evaluation metric, sometimes the files of the data."""
+    goal = rng.choice(ML_TASKS).format(n=rng.randint(8, 80), w=rng.choice(CTF_WORDS))
+    lines = [f"## Goal\n{goal}", f"## Evaluation\nSubmissions are evaluated on {rng.choice(ML_METRICS)}."]
+    if rng.random() < 0.5:
+        lines.append("## Data\n" + "\n".join(f"- {n}.csv" for n in rng.sample(["train", "test", "sample_submission", "meta"], rng.randint(1, 3))))
+    return "\n\n".join(lines)
+
+
+def _m_memory(corpus: CodeCorpus, rng: random.Random) -> str:
+    """AIDE's journal summary: design, results and metric of each good node (often none yet)."""
+    if rng.random() < 0.3:
+        return ""
+    return "\n-------------------------------\n".join(
+        f"Design: {instruction(rng).capitalize()}.\nResults: {_agent_reply(corpus, rng)}\nValidation Metric: {rng.uniform(0, 1):.4f}\n"
+        for _ in range(rng.randint(1, 3)))
+
+
+def _m_data_preview(corpus: CodeCorpus, rng: random.Random) -> str:
+    """AIDE's data preview: each CSV file of the input directory with its rows and columns."""
+    out = []
+    for name in rng.sample(["train.csv", "test.csv", "sample_submission.csv", "meta.csv"], rng.randint(1, 3)):
+        names = sorted(set(_g_names(corpus, 2, 8)))
+        cols = rng.sample(names, min(rng.randint(2, 6), len(names)))
+        out.append(f"-> input/{name} has {rng.randint(100, 90000)} rows and {len(cols)} columns.\nThe columns are: " + ", ".join(cols))
+    return "\n\n".join(out)
+
+
+def _m_term_out(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A script's terminal output as AIDE's interpreter keeps it: prints, maybe a traceback, the time it ran."""
+    lines = [f"Fold {i}: {rng.choice(ML_METRICS)} = {rng.uniform(0, 1):.4f}" for i in range(1, rng.randint(2, 6))]
+    if rng.random() < 0.5:
+        lines += ["Traceback (most recent call last):", f'  File "runfile.py", line {rng.randint(5, 200)}, in <module>',
+                  "    " + corpus.snippet(1, 1).strip(), rng.choice(CONSOLE_ERRORS).format(rng.choice(_g_names(corpus)))]
+    return "\n".join(lines) + f"\nExecution time: {rng.randint(1, 59)} seconds (time limit is an hour)."
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -985,8 +1034,20 @@ WORD_VALUES = {
     "cwd_info": _l_cwd_listing,
     "last_commit": lambda corpus, rng: instruction(rng).capitalize(),
     "import_name": lambda corpus, rng: rng.choice(FAILED_IMPORTS),
+    # family M
+    "task_desc": _m_task,
+    "memory": _m_memory,
+    "data_preview": _m_data_preview,
+    "term_out": _m_term_out,
+    "pkg_str": lambda corpus, rng: ", ".join(f"`{p}`" for p in rng.sample(ML_PACKAGES, len(ML_PACKAGES))),
+    "operating_system": lambda corpus, rng: rng.choice(["linux", "linux", "darwin", "windows"]),
+    "distribution": lambda corpus, rng: rng.choice(DISTROS),
+    "home_directory": lambda corpus, rng: f"/home/{rng.choice(NAMES_OF_USERS)}",
+    "editor": lambda corpus, rng: rng.choice(EDITORS),
+    "preferences": lambda corpus, rng: rng.choice(YAI_PREFERENCES),
+    "userprompt": lambda corpus, rng: instruction(rng),
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C to L's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C to M's templates."""
 ONE_VALUE_A_PROMPT = {"current_buffer_filetype", "current_buffer_context.filetype", "current_buffer_path", "current_buffer_context.path",
                       "dialect", "maxlength", "projectname"}
 """Word placeholders (families J, K and L's) that keep one value throughout a prompt, as the value of a code placeholder does."""
