@@ -797,6 +797,69 @@ def _m_term_out(corpus: CodeCorpus, rng: random.Random) -> str:
     return "\n".join(lines) + f"\nExecution time: {rng.randint(1, 59)} seconds (time limit is an hour)."
 
 
+CONTEST_TOPICS = ["an array of {n} integers", "a string of lowercase letters", "a tree with {n} vertices", "a grid of {n} by {n} cells",
+                  "a permutation of length {n}", "a list of {n} intervals", "an undirected graph with {n} edges"]
+CONTEST_GOALS = ["Find the minimum number of operations to make all elements equal.", "Count the pairs whose sum is divisible by {k}.",
+                 "Print the length of the longest substring without repeated characters.", "Determine whether the two players can reach the same cell.",
+                 "Output the maximum total weight of a matching.", "Print YES if it can be sorted with at most {k} swaps, and NO otherwise."]
+NODE_TEST_RUNNERS = [("vitest", "^1.6.0"), ("jest", "^29.7.0"), ("mocha", "^10.4.0"), ("@playwright/test", "^1.44.1")]
+
+
+def _m_contest_tests(rng: random.Random, n: int) -> list[tuple[str, str]]:
+    """Input-output examples of a contest problem: a count, then numbers; the answer a number or a word."""
+    return [(f"{rng.randint(1, 9)}\n" + " ".join(str(rng.randint(1, 99)) for _ in range(rng.randint(2, 6))),
+             rng.choice([str(rng.randint(0, 999)), "YES", "NO"])) for _ in range(n)]
+
+
+def _m_problem_short(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A code contest problem's statement without its examples (AlphaCodium's ``description_short``): the task, input, output."""
+    n, k = rng.randint(2, 200000), rng.randint(2, 10)
+    return (f"You are given {rng.choice(CONTEST_TOPICS).format(n=n)}. {rng.choice(CONTEST_GOALS).format(k=k)}\n\nInput\n\n"
+            f"The first line contains a single integer t (1 <= t <= {rng.choice([100, 1000, 10000])}) - the number of test cases.\n\n"
+            f"Output\n\nFor each test case, print the answer on a separate line.")
+
+
+def _m_tests_explanations(corpus: CodeCorpus, rng: random.Random) -> str:
+    """AlphaCodium's ``tests_explanations_str``: the YAML after ``tests_explanations:``, input, output and explanation."""
+    out = []
+    for i, o in _m_contest_tests(rng, rng.randint(1, 3)):
+        out.append(f"- input: |\n    " + i.replace("\n", "\n    ") + f"\n  output: |\n    {o}\n  explanation: |\n    {instruction(rng).capitalize()}.")
+    return "\n".join(out)
+
+
+def _m_solutions(corpus: CodeCorpus, rng: random.Random) -> str:
+    """AlphaCodium's possible solutions as YAML (``s_possible_solutions_str``, or one for ``s_best_solution``)."""
+    out = []
+    for _ in range(rng.randint(1, 3)):
+        name = rng.choice(["Greedy", "Two pointers", "Prefix sums", "Binary search", "Dynamic programming", "Sorting", "BFS"])
+        out.append(f"- name: |\n    {name}\n  content: |\n    {instruction(rng).capitalize()}.\n  why_it_works: |\n    "
+                   f"{instruction(rng).capitalize()}.\n  complexity: |\n    O(n{rng.choice(['', ' log n', '^2'])})")
+    return "\n".join(out)
+
+
+def _m_error_str(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A failed test as AlphaCodium's ``run_tests`` writes it: input, expected output, the code's output."""
+    (i, o), = _m_contest_tests(rng, 1)
+    got = rng.choice([str(rng.randint(0, 999)), rng.choice(CONSOLE_ERRORS).format(rng.choice(_g_names(corpus)))])
+    return f"test input:\n{i}\nexpected output:\n{o}\ncode output:\n{got}\n"
+
+
+def _m_package_json(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A package.json (micro-agent sends it so the model knows the project's dependencies and test runner)."""
+    runner, version = rng.choice(NODE_TEST_RUNNERS)
+    deps = ",\n".join(f'    "{d}": "^{rng.randint(1, 9)}.{rng.randint(0, 20)}.0"' for d in rng.sample(["lodash", "zod", "express", "react", "dedent", "kolorist"], rng.randint(1, 3)))
+    return (f'{{\n  "name": "{corpus.rng.choice(corpus.files).stem.replace("_", "-")}",\n  "version": "0.{rng.randint(0, 9)}.0",\n  "type": "module",\n'
+            f'  "scripts": {{\n    "test": "{runner.split("/")[-1]} run"\n  }},\n  "dependencies": {{\n{deps}\n  }},\n'
+            f'  "devDependencies": {{\n    "{runner}": "{version}"\n  }}\n}}')
+
+
+def _m_test_failure(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The failing test run micro-agent feeds back (``lastRunError``): a test runner's failure report."""
+    name = rng.choice(_g_names(corpus))
+    return (f" FAIL  src/{name}.test.ts > {name} > {instruction(rng)}\nAssertionError: expected {rng.randint(0, 99)} to be {rng.randint(0, 99)}"
+            f" // Object.is equality\n\n Test Files  1 failed (1)\n      Tests  {rng.randint(1, 5)} failed | {rng.randint(0, 9)} passed")
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -1046,11 +1109,29 @@ WORD_VALUES = {
     "editor": lambda corpus, rng: rng.choice(EDITORS),
     "preferences": lambda corpus, rng: rng.choice(YAI_PREFERENCES),
     "userprompt": lambda corpus, rng: instruction(rng),
+    # family M, added with AlphaCodium and micro-agent
+    "actual_number_of_tests": lambda corpus, rng: str(rng.randint(1, 4)),
+    "self_reflection": lambda corpus, rng: "\n".join(f"- {instruction(rng).capitalize()}." for _ in range(rng.randint(2, 5))),
+    "tests_explanations_str": _m_tests_explanations,
+    "s_possible_solutions|length": lambda corpus, rng: str(rng.randint(2, 3)),
+    "s_possible_solutions_str": _m_solutions,
+    "s_best_solution": _m_solutions,
+    "problem_ai_tests": _m_tests_explanations,
+    "description_short": _m_problem_short,
+    "error_str": _m_error_str,
+    "what_went_wrong": lambda corpus, rng: instruction(rng).capitalize() + ".",
+    "fixed_flow": lambda corpus, rng: "\n".join(f"- {instruction(rng).capitalize()}." for _ in range(rng.randint(2, 5))),
+    "options.outputfile": lambda corpus, rng: f"src/{rng.choice(_g_names(corpus))}.ts",
+    "options.testfile": lambda corpus, rng: f"src/{rng.choice(_g_names(corpus))}.test.ts",
+    "options.lastrunerror": _m_test_failure,
+    "options.prompt": lambda corpus, rng: instruction(rng),
+    "packagejson": _m_package_json,
+    "packagejsoncontents": _m_package_json,
 }
 """Values of placeholders that name words (or paths, short text), used only by families C to M's templates."""
 ONE_VALUE_A_PROMPT = {"current_buffer_filetype", "current_buffer_context.filetype", "current_buffer_path", "current_buffer_context.path",
-                      "dialect", "maxlength", "projectname"}
-"""Word placeholders (families J, K and L's) that keep one value throughout a prompt, as the value of a code placeholder does."""
+                      "dialect", "maxlength", "projectname", "actual_number_of_tests"}
+"""Word placeholders (families J, K, L and M's) that keep one value throughout a prompt, as the value of a code placeholder does."""
 WORDS_NAMING_A_LANGUAGE = {"output_language"}
 """Word placeholders (family K's) whose name holds ``language`` but whose value is a human language, not the code's."""
 
