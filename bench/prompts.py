@@ -104,7 +104,7 @@ FAMILIES = {
     "J": Family("tenth", "ten", ("ai-pr-reviewer", "opencommit", "model.nvim", "kznllm.nvim"), "2026-12-07 12:35 UTC"),
     "K": Family("eleventh", "eleven", ("butterfish", "gptcommit", "code-review-gpt", "Vanna", "aicommits"), "2026-12-07 14:27 UTC"),
     "L": Family("twelfth", "twelve", ("code2prompt", "tlm", "promptr", "autodoc", "rawdog"), "2026-12-07 16:49 UTC"),
-    "M": Family("thirteenth", "thirteen", ("AIDE", "yai", "DevoxxGenie", "doc-comments-ai")),
+    "M": Family("thirteenth", "thirteen", ("AIDE", "yai", "DevoxxGenie", "doc-comments-ai", "AlphaCodium", "micro-agent")),
 }
 """The families of ``--family-c`` to ``--family-m`` (bench/prompt_families/prompt-templates-<letter>.jsonl), in
 letter order: each joins the mixed log after the ones before it."""
