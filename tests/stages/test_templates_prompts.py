@@ -491,6 +491,14 @@ def test_a_markdown_rule_is_text_and_a_docstring_underline_code() -> None:
     assert bodies._kind("----------", True, None) == "code"
 
 
+def test_the_users_words_after_a_closing_tag_are_no_cursor() -> None:
+    """A prompt whose file ends the code and whose user's words close it without a full stop: the words after
+    ``</file>`` are the user's request, not the end of a line of code at the cursor (as ``def tes`` is)."""
+    prompt = "<file>\nimport os\nprint(os.getcwd())\n</file>\n</files>\nexplain what this script prints"
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())).endswith("</file>\n</files>\nexplain what this script prints")
+    assert SLOT.sub(r"{\1}", skeleton("x = 1\nprint(os.getcwd(x))\ndef tes", {}, SlotStore())) == "{code}"
+
+
 def test_a_heading_between_runs_of_marks_is_text_and_a_line_left_open_is_code() -> None:
     """``===Tables`` heads a section of the template (text, not a code line that took the sections around it
     into one slot); ``CREATE TABLE note (``, three words and a bracket left open, is the start of code."""

@@ -530,7 +530,7 @@ def _cursor_end(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
     cursor, mid-line. A last line of one or two words (``import time``, ``return x``) may end in a
     line break: the cursor stands at the start of the next line. (A longer text ending in a line
     break, or a closed line, keeps its prose: an instruction; so do the last words after a label line,
-    ``The language is:\npython``: a value.)"""
+    ``The language is:\npython``: a value, and after a closing tag, ``</file>``: the user's words.)"""
     last = len(kinds) - 1
     if last > 0 and pieces[last][0] == "\n" and len(pieces[last - 1][0].split()) <= 2:
         last -= 1
@@ -541,11 +541,15 @@ def _cursor_end(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
         i -= 1
     if any(kinds[j] == "text" and _LABEL_LINE.search(pieces[j][0]) for j in range(i + 1, last)):
         return  # the last words are the value of a label line before them (``The language is:\npython``)
+    if any(kinds[j] == "text" and _CLOSING_TAG.fullmatch(pieces[j][0]) for j in range(i + 1, last)):
+        return  # a closing tag ended the code (``</file>``): the words after it are the user's, not the cursor's
     if i >= 0 and kinds[i] == "code" and "".join(p for p, _, _ in pieces[i + 1 : last]).count("\n") <= _MAX_PROSE_LINES:
         for j in range(i + 1, last + 1):
             kinds[j] = "code"
 
 
+_CLOSING_TAG = re.compile(r"[ \t]*</[A-Za-z][\w-]*>[ \t]*")
+"""A line that only closes a tag (``</file>``)."""
 _LABEL_LINE = re.compile(r"^(?!\s*(?:#|//|\*|--))[^\n]*[A-Za-z]{2}:[ \t]*$")
 """Prose ending in a colon, not a comment: the label of a value on the lines after it."""
 
