@@ -221,12 +221,10 @@ def _kinds(
 def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], forced: list[tuple[int, int]]) -> None:
     """Indented lines are code, prose among them too (a comment's or docstring's words), but for two cases. A text
     indented as a whole, every line of it indented prose outside ``forced`` (a system prompt indented by its
-    template), is text. And so is a paragraph (lines between blank lines) of two or more indented sentences
-    (:func:`_indented_sentence`), each line closed (a full stop, a colon, a closing mark), with no code in it: an
-    instruction indented by its template keeps its words, the code value after it stays a slot of its own. A
-    docstring's or a comment's sentences lie next to code lines, in the code's paragraph, or wrap mid-sentence; a
-    paragraph of one sentence stays code (any paragraph of indented sentences read some 180 docstring paragraphs of
-    the development renderings' code values as text, this form 14). Whether a line reads as prose is asked only of indented lines that look like sentences
+    template), is text. And so is a paragraph (lines between blank lines) of indented sentences
+    (:func:`_indented_sentence`) with no code in it: an instruction indented by its template keeps its words, the
+    code value after it stays a slot of its own (a docstring's or a comment's sentences lie next to code lines, in
+    the code's paragraph). Whether a line reads as prose is asked only of indented lines that look like sentences
     (spaces between five words, none of the code's characters): most indented lines are code among other lines, and
     asking each of them cost the skeletons about a tenth more CPU."""
     whole = all(
@@ -237,8 +235,7 @@ def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], force
         kinds[:] = ["text" if k == "indented" else k for k in kinds]
         return
     for start, end in _paragraphs(pieces, kinds):
-        lines = "".join(piece for piece, _, _ in pieces[start:end]).strip("\n").split("\n")
-        text = len(lines) >= 2 and all(_CLOSED.search(line) for line in lines) and all(
+        text = all(
             (k != "code" or (not at_line_start and _MARKS_ONLY.fullmatch(piece)))  # the `. after a placeholder's value
             and (k != "indented" or (_indented_sentence(piece) and not (forced and inside(offset, forced))))
             for (piece, at_line_start, offset), k in zip(pieces[start:end], kinds[start:end])
