@@ -393,13 +393,11 @@ def test_an_indented_sentence_is_text_unless_it_stands_between_code_lines(monkey
     assert SLOT.sub(r"{\1}", skeleton(indented, {}, SlotStore())) == indented
     instruction = (
         "\n    You are acting as a code documentation expert for a project called {name}.\n"
-        "    Below is the code from a file located at `src/app/main.py`. \n"
         "    Write a detailed technical explanation of what this code does.\n\n    code:\n    {code}\n\n    Response:\n  "
     )
     skeletons = set()
     for code in ("import os\n\ndef main():\n    return os.getcwd()", "x = compute(1, 2)\nprint(x)"):
-        # the file's path is the record's: a placeholder, the `. after it marks only
-        skeletons.add(SLOT.sub(r"{\1}", skeleton(instruction.format(name="octo", code=code), {"file_path": "src/app/main.py"}, SlotStore())))
+        skeletons.add(SLOT.sub(r"{\1}", skeleton(instruction.format(name="octo", code=code), {}, SlotStore())))
     assert len(skeletons) == 1
     (one,) = skeletons
     assert "You are acting as a code documentation expert" in one and "Write a detailed technical explanation" in one

@@ -236,14 +236,10 @@ def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], force
         return
     for start, end in _paragraphs(pieces, kinds):
         text = all(
-            (k != "code" or (not at_line_start and _MARKS_ONLY.fullmatch(piece)))  # the `. after a placeholder's value
-            and (k != "indented" or (_indented_sentence(piece) and not (forced and inside(offset, forced))))
-            for (piece, at_line_start, offset), k in zip(pieces[start:end], kinds[start:end])
+            k != "code" and (k != "indented" or (_indented_sentence(piece) and not (forced and inside(offset, forced))))
+            for (piece, _, offset), k in zip(pieces[start:end], kinds[start:end])
         )
-        if text:  # its marks after a placeholder are its text too
-            kinds[start:end] = ["text" if k in ("indented", "code") else k for k in kinds[start:end]]
-        else:
-            kinds[start:end] = ["code" if k == "indented" else k for k in kinds[start:end]]
+        kinds[start:end] = [("text" if text else "code") if k == "indented" else k for k in kinds[start:end]]
 
 
 def _paragraphs(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> list[tuple[int, int]]:
@@ -266,7 +262,6 @@ def _paragraphs(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> list[t
 
 
 _SENTENCE_WORDS = 5
-_MARKS_ONLY = re.compile(r"[^\w\n]{1,4}")
 
 
 def _indented_sentence(piece: str) -> bool:
