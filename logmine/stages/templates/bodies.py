@@ -219,67 +219,18 @@ def _kinds(
 
 
 def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], forced: list[tuple[int, int]]) -> None:
-    """Indented lines are code, prose among them too (a comment's or docstring's words), but for two cases. A text
-    indented as a whole, every line of it indented prose outside ``forced`` (a system prompt indented by its
-    template), is text. And so is a paragraph (lines between blank lines) of indented sentences
-    (:func:`_indented_sentence`) with no code in it: an instruction indented by its template keeps its words, the
-    code value after it stays a slot of its own (a docstring's or a comment's sentences lie next to code lines, in
-    the code's paragraph). Whether a line reads as prose is asked only of indented lines that look like sentences
-    (spaces between five words, none of the code's characters): most indented lines are code among other lines, and
-    asking each of them cost the skeletons about a tenth more CPU."""
+    """Indented lines are code, prose among them too (a comment's or docstring's words), unless
+    every line of the text is indented prose outside ``forced``: a text indented as a whole (a
+    system prompt indented by its template) is text. Whether a line reads as prose is asked only
+    here, of a text holding nothing but indented lines, and stops at the first that does not:
+    most indented lines are code among other lines, and asking each of them made the skeletons
+    cost about a tenth more CPU (their code lines rarely recur, so the kind cache seldom answers)."""
     whole = all(
         k == "space" or (k == "indented" and not (forced and inside(offset, forced)) and _kind(piece.lstrip(), True, None) == "text")
         for (piece, _, offset), k in zip(pieces, kinds)
     )
-    if whole:
-        kinds[:] = ["text" if k == "indented" else k for k in kinds]
-        return
-    for start, end in _paragraphs(pieces, kinds):
-        text = all(
-            k != "code" and (k != "indented" or (_indented_sentence(piece) and not (forced and inside(offset, forced))))
-            for (piece, _, offset), k in zip(pieces[start:end], kinds[start:end])
-        )
-        kinds[start:end] = [("text" if text else "code") if k == "indented" else k for k in kinds[start:end]]
-
-
-def _paragraphs(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> list[tuple[int, int]]:
-    """The ``[start, end)`` piece indices of each paragraph that holds an indented line: lines between blank lines."""
-    out: list[tuple[int, int]] = []
-    start, line_start, blank, indented = 0, 0, True, False
-    for i, ((piece, _, _), k) in enumerate(zip(pieces, kinds)):
-        if piece == "\n":
-            if blank:  # a blank line ends the paragraph before it
-                if indented and line_start > start:
-                    out.append((start, line_start))
-                start, indented = i + 1, False
-            line_start, blank = i + 1, True
-        elif k != "space":
-            blank = False
-            indented = indented or k == "indented"
-    if indented:
-        out.append((start, len(pieces)))
-    return out
-
-
-_SENTENCE_WORDS = 5
-
-
-def _indented_sentence(piece: str) -> bool:
-    """Whether an indented line reads as a sentence: prose (:func:`_prose_kind`) of at least ``_SENTENCE_WORDS``
-    words, so that a short line of code (``return result``, ``for x in xs:``) is never one."""
-    line = piece.strip()
-    if line.count(" ") < _SENTENCE_WORDS - 1 or _CODE_CHARS.search(line):
-        return False
-    hit = _SENTENCES.get(line)
-    if hit is None:
-        hit = len(line.split()) >= _SENTENCE_WORDS and _kind(line, True, None) == "text"
-        if len(_SENTENCES) >= _CACHE_SIZE:
-            _SENTENCES.clear()
-        _SENTENCES[line] = hit
-    return hit
-
-
-_SENTENCES: dict[str, bool] = {}
+    kind = "text" if whole else "code"
+    kinds[:] = [kind if k == "indented" else k for k in kinds]
 
 
 def _comments(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
