@@ -485,10 +485,8 @@ def _cursor_end(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
     i = last
     while i >= 0 and kinds[i] in ("text", "space"):
         i -= 1
-    if any(kinds[j] == "text" and _LABEL_LINE.search(pieces[j][0]) for j in range(i + 1, last)):
-        return  # the last words are the value of a label line before them (``The language is:\npython``)
-    if any(kinds[j] == "text" and _CLOSING_TAG.fullmatch(pieces[j][0]) for j in range(i + 1, last)):
-        return  # a closing tag ended the code (``</file>``): the words after it are the user's, not the cursor's
+    if any(kinds[j] == "text" and (_LABEL_LINE.search(pieces[j][0]) or _CLOSING_TAG.fullmatch(pieces[j][0])) for j in range(i + 1, last)):
+        return  # the last words are a label's value (``The language is:\npython``) or the user's after a closing tag (``</file>``)
     if i >= 0 and kinds[i] == "code" and "".join(p for p, _, _ in pieces[i + 1 : last]).count("\n") <= _MAX_PROSE_LINES:
         for j in range(i + 1, last + 1):
             kinds[j] = "code"
