@@ -199,7 +199,7 @@ def _holds_format(text: str, start: int, end: int, stray: frozenset[str]) -> boo
 class Hosts:
     """The frequent consolidated templates of a regrouping miner (prompts), by the start of their
     static text: a later line their pattern matches joins them (see
-    :func:`logmine.stages.templates.anchors.absorb_rare`, the same rule at consolidation)."""
+    :func:`absorb_rare`, the same rule at consolidation)."""
 
     KEY = 16
 
