@@ -216,7 +216,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         if f"word:{low}" not in ctx:
             ctx[f"word:{low}"] = WORD_VALUES[low](corpus, rng)
         return ctx[f"word:{low}"]
-    if low in WORD_VALUES:  # placeholders of families C-M (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C-N (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -860,6 +860,51 @@ def _m_test_failure(corpus: CodeCorpus, rng: random.Random) -> str:
             f" // Object.is equality\n\n Test Files  1 failed (1)\n      Tests  {rng.randint(1, 5)} failed | {rng.randint(0, 9)} passed")
 
 
+DF_NAMES = ["df", "df", "df", "sales", "orders", "customers_df", "data", "titanic"]  # the name sketch finds for a dataframe
+PANDAS_TASKS = ["get the top {n} {t} by {c}", "plot the {c} of each {t}", "remove the rows where {c} is missing",
+                "convert {c} to a datetime", "group by {t} and sum the {c}", "find duplicate {t}", "add a column with the {c} per {t}",
+                "normalize the {c} column", "count the {t} per month"]  # what sketch's users ask ``df.sketch.howto`` for
+
+
+def _n_numbered_file(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A script with each line numbered as wolverine sends it (``1: import sys``), ending with a newline."""
+    return "".join(f"{i}: {line}\n" for i, line in enumerate(corpus.snippet(6, 30).split("\n"), 1))
+
+
+def _n_script_args(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The arguments a crashed script was given, as wolverine writes them (a Python tuple, fire's parsed values)."""
+    return repr(tuple(rng.choice([rng.randint(0, 100), rng.choice(_g_names(corpus)), rng.choice(["add", "subtract", "--verbose"])])
+                      for _ in range(rng.choice([0, 1, 2, 2, 3]))))
+
+
+def _n_data_description(corpus: CodeCorpus, rng: random.Random) -> str:
+    """sketch's summary of a dataframe: a CSV of its columns, each with its type, rows, a sample, counts and quantiles."""
+    rows = rng.randint(20, 90000)
+    lines = ["column-name,type,index,rows,head-sample,count,uniqecount,quantiles"]
+    for i, col in enumerate(["index"] + _k_names(corpus, rng.randint(2, 6))):
+        kind = "int64" if i == 0 else rng.choice(["int64", "float64", "object", "object", "bool"])
+        if kind == "int64":
+            sample = list(range(5)) if i == 0 else [rng.randint(0, 500) for _ in range(5)]
+        elif kind == "float64":
+            sample = [round(rng.uniform(0, 1000), 2) for _ in range(5)]
+        elif kind == "bool":
+            sample = [rng.random() < 0.5 for _ in range(5)]
+        else:
+            sample = [rng.choice(_k_names(corpus, 3)) for _ in range(5)]
+        count = rows if i == 0 else rng.randint(rows // 2, rows)
+        unique = rows if i == 0 else rng.randint(1, count)
+        points = [(rows - 1) * q / 4 for q in range(5)] if i == 0 else sorted(rng.randint(0, rows) for _ in range(5))
+        quantiles = f'"{[float(q) for q in points]}"' if kind in ("int64", "float64") else ""
+        lines.append(f'{col},{kind},False,{rows},"{sample}",{count},{unique},{quantiles}')
+    return "\n".join(lines)
+
+
+def _n_pandas_task(corpus: CodeCorpus, rng: random.Random) -> str:
+    """What a user asks sketch to write pandas code for."""
+    t, c = _k_names(corpus, 2)
+    return rng.choice(PANDAS_TASKS).format(n=rng.choice([3, 5, 10]), t=t.replace("_", " "), c=c)
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -1127,11 +1172,18 @@ WORD_VALUES = {
     "options.prompt": lambda corpus, rng: instruction(rng),
     "packagejson": _m_package_json,
     "packagejsoncontents": _m_package_json,
+    # family N
+    "file_with_lines": _n_numbered_file,
+    "args": _n_script_args,
+    "error_message": lambda corpus, rng: _traceback(corpus, rng) + "\n",
+    "dfname": lambda corpus, rng: rng.choice(DF_NAMES),
+    "data_description": _n_data_description,
+    "how": _n_pandas_task,
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C to M's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C to N's templates."""
 ONE_VALUE_A_PROMPT = {"current_buffer_filetype", "current_buffer_context.filetype", "current_buffer_path", "current_buffer_context.path",
-                      "dialect", "maxlength", "projectname", "actual_number_of_tests"}
-"""Word placeholders (families J, K, L and M's) that keep one value throughout a prompt, as the value of a code placeholder does."""
+                      "dialect", "maxlength", "projectname", "actual_number_of_tests", "dfname"}
+"""Word placeholders (families J, K, L, M and N's) that keep one value throughout a prompt, as the value of a code placeholder does."""
 WORDS_NAMING_A_LANGUAGE = {"output_language"}
 """Word placeholders (family K's) whose name holds ``language`` but whose value is a human language, not the code's."""
 
