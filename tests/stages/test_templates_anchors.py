@@ -412,3 +412,41 @@ def test_a_rare_value_of_more_words_joins_the_template_whose_wildcard_it_fills()
     apart = (head + tail).format("Hive SQL").replace("say which table is missing", "say so and stop")
     result = mine_prompts({"prompt": p} for p in prompts + [apart])
     assert len(set(result.assignments)) == 2
+
+
+AGENT_TASKS = ["Predict the sale price of each house.", "Classify each tweet as about a disaster or not.", "Forecast the daily sales.",
+               "Predict whether a passenger survived.", "Predict whether a customer churns.", "Segment the images."]
+AGENT_METRICS = ["RMSE", "accuracy", "AUC", "F1 score", "log loss", "mean absolute error", "RMSLE"]
+AGENT_ROLES = [
+    ("Write a first solution to the task below.", ["## Solution sketch guideline", "- The first design should be simple.",
+     "- Take the memory into account.", "- Propose a metric for the task.", "- Do not suggest exploring the data."]),
+    ("Improve the solution below to raise its score.", ["## Improvement guideline", "- Propose one change only.",
+     "- Say why the change should help.", "- Keep the rest of the solution.", "- Do not tune the random seed."]),
+    ("Fix the bug of the solution below.", ["## Bugfix guideline", "- Say what caused the error.", "- Change only what the fix needs.",
+     "- Keep the output format.", "- Print the validation score."]),
+    ("Review the output of the code below.", ["## Review guideline", "- Say whether the run failed.", "- Report the metric if any.",
+     "- Quote the error if there is one.", "- Answer in JSON."]),
+]
+
+
+def test_sections_of_templates_in_the_middles_keep_the_templates_apart() -> None:
+    """Four templates of one agent open with the same heading and share the task's frame; each has a section of
+    its own (five lines) after it. The task's goal and metric come from small vocabularies, the language named is
+    one of two and a memory heading is there or not, so the templates split into many families whose middles
+    take many contents, as lines drawn one by one would (all four were one template). Lines held together by
+    the same families are a template's own text: the families are parted by it first, and the middles join
+    within each part: four templates."""
+    rng = random.Random(5)
+    prompts, truth = [], []
+    for n in range(120):
+        role, section = AGENT_ROLES[n % 4]
+        memory = "\n\n# Memory\n\nThe last run scored well." if rng.random() < 0.6 else ""
+        prompts.append(f"# Introduction\n\nYou are a data scientist in a competition. {role} Write the code in {rng.choice(['Python', 'R'])}.\n\n"
+                       f"# Task description\n\n## Goal\n{rng.choice(AGENT_TASKS)}\n\n## Evaluation\nSubmissions are evaluated on "
+                       f"{rng.choice(AGENT_METRICS)}.{memory}\n\n# Instructions\n\n" + "\n".join(section))
+        truth.append(n % 4)
+    result = mine_prompts({"prompt": p} for p in prompts)
+    by_template: dict[str, set[int]] = {}
+    for t, k in zip(result.assignments, truth, strict=True):
+        by_template.setdefault(t, set()).add(k)
+    assert sorted(sorted(ks) for ks in by_template.values()) == [[0], [1], [2], [3]]

@@ -35,20 +35,54 @@ def join_varying_middles(
         first = next((a for a in lines if a[:1] != turn), None)
         if first is not None:
             buckets[(structure, first)].append(family)
-    out = []
-    for families in buckets.values():
-        if len(families) < MIN_MIDDLES:
-            continue
-        common = _frame(families, anchors, weights)
-        if sum(len(a) for a in common if a[:1] != turn) < static_chars:
-            continue
-        families = [f for f in families if _holds(anchors[f][1], common)]  # a family without the frame stays apart
-        contents = {_middles(anchors[f][1], common) for f in families}
-        framed = all(at > 0 and common[at - 1][:1] != turn for content in contents for at, _ in content)
-        prompts = sum(weights[f] for f in families)
-        if framed and len(contents) >= MIN_MIDDLES and len(contents) >= MIDDLE_RATIO * prompts:
-            out.append(families)
-    return out
+    return [joined for families in buckets.values() for joined in _join(families, anchors, weights, static_chars, turn)]
+
+
+def _join(
+    families: list[Hashable], anchors: dict[Hashable, tuple[Hashable, tuple[str, ...]]], weights: dict[Hashable, int],
+    static_chars: int, turn: str,
+) -> list[list[Hashable]]:
+    """The sets of ``families`` (one structure, one first static line) to join: all of them, or none, or, where
+    their middles hold templates' own texts (:func:`_own_texts`), the sets to join among the families of each text."""
+    if len(families) < MIN_MIDDLES:
+        return []
+    common = _frame(families, anchors, weights)
+    if sum(len(a) for a in common if a[:1] != turn) < static_chars:
+        return []
+    families = [f for f in families if _holds(anchors[f][1], common)]  # a family without the frame stays apart
+    parts = _own_texts(families, anchors, common)
+    if len(parts) > 1:
+        return [joined for part in parts for joined in _join(part, anchors, weights, static_chars, turn)]
+    contents = {_middles(anchors[f][1], common) for f in families}
+    framed = all(at > 0 and common[at - 1][:1] != turn for content in contents for at, _ in content)
+    prompts = sum(weights[f] for f in families)
+    if framed and len(contents) >= MIN_MIDDLES and len(contents) >= MIDDLE_RATIO * prompts:
+        return [families]
+    return []
+
+
+OWN_TEXT_LINES = 4
+"""Lines held by the same families, this many or more, are a template's own text, not lines drawn one by one."""
+
+
+def _own_texts(families: list[Hashable], anchors: dict[Hashable, tuple[Hashable, tuple[str, ...]]], common: list[str]) -> list[list[Hashable]]:
+    """``families`` parted by the templates' own texts their middles hold. Lines drawn from a vocabulary one by
+    one are each held by families of their own; a template's own text (a section some templates of the bucket
+    have, others not) is a block of ``OWN_TEXT_LINES`` lines or more that the same families hold. Families that
+    hold the same blocks are one part; without such a block, all are one."""
+    holders: dict[str, set[Hashable]] = defaultdict(set)
+    for f in families:
+        for _, run in _middles(anchors[f][1], common):
+            for line in run:
+                holders[line].add(f)
+    blocks: dict[frozenset[Hashable], int] = defaultdict(int)
+    for held in holders.values():
+        blocks[frozenset(held)] += 1
+    own = [held for held, lines in blocks.items() if lines >= OWN_TEXT_LINES]
+    parts: dict[tuple[bool, ...], list[Hashable]] = defaultdict(list)
+    for f in families:
+        parts[tuple(f in held for held in own)].append(f)
+    return list(parts.values())
 
 
 FRAME_SHARE = 0.9
