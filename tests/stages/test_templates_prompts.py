@@ -465,12 +465,31 @@ def test_a_llama_2_system_prompt_is_text() -> None:
 
 
 def test_a_markdown_rule_is_text_and_a_docstring_underline_code() -> None:
-    """A line of ``---`` alone separates a template's parts (text); a longer run of dashes is as
-    likely a docstring's underline inside a code value (``Parameters`` / ``----------``)."""
+    """A line of ``---`` alone separates a template's parts (text); a longer run of one mark is code (a
+    docstring's underline inside a code value, ``Parameters`` / ``----------``) but where it fences a value
+    after a label (the test below)."""
     prompt = "Fix the loop\n---\nSELECTIONS\ndef f(x):\n    return x + 1\n"
     assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == "Fix the loop\n---\nSELECTIONS\n{code}\n"
     assert bodies._kind("---", True, None) == "text"
-    assert bodies._kind("----------", True, None) == "code"
+    assert bodies._kind("----------", True, None) == "marks"
+    underlined = "Fix the loop:\nx = compute(1)\n----------\ny = compute(2)\n"
+    assert SLOT.sub(r"{\1}", skeleton(underlined, {}, SlotStore())) == "Fix the loop:\n{code}\n"
+
+
+def test_lines_of_marks_after_a_label_fence_a_value_and_keep_the_prose_between_the_templates_parts() -> None:
+    """``======`` lines after a label fence a template's value (a problem's words, generated tests, a class),
+    whatever its lines look like: each value is one slot, the marks and the prose between them text. Read as
+    code, the marks made one code slot from the first value to the last, the labels and instructions between
+    them inside; a fenced value of prose was text, split by its words."""
+    tests = "- input: |\n    8\n  output: |\n    NO"
+    classes = "class Test(BaseModel):\n    input: str\n    output: str"
+    prompt = (f"problem description:\n======\nFind the shortest path in the grid.\n\nInput\n\nThe grid.\n======\n\n\n"
+              f"Here are the tests:\n============\n{tests}\n============\n\n\nYour task is to generate six more tests.\n"
+              f"Sort them by difficulty.\n\nThe output must match these definitions:\n======\n{classes}\n======\n\nAnswer:\n")
+    assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == (
+        "problem description:\n======\n{code}\n======\n\n\nHere are the tests:\n============\n{code}\n============\n\n\n"
+        "Your task is to generate six more tests.\nSort them by difficulty.\n\nThe output must match these definitions:\n"
+        "======\n{code}\n======\n\nAnswer:\n")
 
 
 def test_the_users_words_after_a_closing_tag_are_no_cursor() -> None:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
 from logmine.prompt_syntax import FENCE_LINE, FIM_START, ROLE_TAG_LINE, TAG_OR_SENTINEL
 from logmine.stages.templates.cluster import SLOT
-from logmine.stages.templates.spans import body_spans, docstring_spans, fim_headers, inside
+from logmine.stages.templates.spans import body_spans, docstring_spans, fim_headers, inside, marks_fences
 
 _FIXED = re.compile(
     r"(\{(?:prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}"  # placeholders
@@ -42,6 +42,9 @@ _RULE = re.compile(r"(?:---|\*\*\*|___)[ \t]*")
 """A line of ``---`` (or ``***``, ``___``) alone: a Markdown rule, a template's separator of its parts
 (``{instructions}`` / ``---`` / ``SELECTIONS`` / ``{code}``), text; code seldom holds one alone. Three
 marks only: a longer run is as likely a docstring's underline (``Parameters`` / ``----------``)."""
+_MARKS = re.compile(r"([=*_#-])\1{2,}[ \t]*")
+"""A line of one mark alone, but a Markdown rule (:data:`_RULE`): ``======`` around a template's value, or a
+docstring's underline (:func:`_mark_lines`)."""
 _SECTION = re.compile(r"([=#*~-])\1{2,}[ \t]*[A-Za-z][A-Za-z'/-]*(?:[ \t]+[A-Za-z][A-Za-z'/-]*){0,3}[ \t]*(?:\1{2,}[ \t]*)?")
 """A section's heading between runs of one mark (``===Tables``, ``=== Response Guidelines ===``, ``---- Notes``):
 up to four words after three marks or more, text. (A line of marks alone is a rule, :data:`_RULE`.)"""
@@ -200,9 +203,11 @@ def _kinds(
             kind = cache[piece] = _kind(piece, at_line_start, language)
             if len(cache) >= _CACHE_SIZE:
                 cache.clear()
-        if kind == "text" and forced and inside(offset, forced):
+        if kind in ("text", "marks") and forced and inside(offset, forced):
             kind = "code"
         kinds.append(kind)
+    if "marks" in kinds:
+        _mark_lines(pieces, kinds, text)
     if "indented" in kinds:
         _indented_prose(pieces, kinds, forced)
     if '="' in text:
@@ -216,6 +221,17 @@ def _kinds(
             if kinds[i] == "code" and inside(offset, headers):
                 kinds[i] = "text"
     return kinds
+
+
+def _mark_lines(pieces: list[tuple[str, bool, int]], kinds: list[str], text: str) -> None:
+    """A line of one mark alone is text where it fences a value after a label (``problem description:`` /
+    ``======`` / the value / ``======``, :func:`~logmine.stages.templates.spans.marks_fences`), else code (a
+    comment's rule, a docstring's underline). Read as code, the fences around a template's values joined them
+    and the labels and instructions between them into one code span."""
+    fences = marks_fences(text)
+    for i, kind in enumerate(kinds):
+        if kind == "marks":
+            kinds[i] = "text" if pieces[i][2] in fences else "code"
 
 
 def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], forced: list[tuple[int, int]]) -> None:
@@ -403,6 +419,8 @@ def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
         return "text"
     if _HEADER.match(piece) or (at_line_start and (_RULE.fullmatch(piece) or _SECTION.fullmatch(piece))):
         return "text"
+    if at_line_start and _MARKS.fullmatch(piece):
+        return "marks"
     markdown = _markdown_kind(piece, at_line_start)
     if markdown is not None:
         return markdown
@@ -456,13 +474,19 @@ def _smooth(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
     code_at = [i for i, k in enumerate(kinds) if k == "code"]
     for a, b in zip(code_at, code_at[1:]):
         between = kinds[a + 1 : b]
-        if "text" in between and "fixed" not in between:
+        if "text" in between and "fixed" not in between and not any(_fence_line(pieces[i], kinds[i]) for i in range(a + 1, b)):
             if "".join(p for p, _, _ in pieces[a + 1 : b]).count("\n") <= _MAX_PROSE_LINES:
                 for i in range(a + 1, b):
                     if kinds[i] == "text":
                         kinds[i] = "code"
     _context_ends(pieces, kinds)
     _cursor_end(pieces, kinds)
+
+
+def _fence_line(piece: tuple[str, bool, int], kind: str) -> bool:
+    """Whether a piece is a line of marks that fences a value (:func:`_mark_lines`): prose across one is no
+    comment between code lines but a template's text between two of its values."""
+    return kind == "text" and piece[1] and _MARKS.fullmatch(piece[0]) is not None
 
 
 _CLOSED = re.compile(r"[.:;?!)\]\"'`>*]\s*$")

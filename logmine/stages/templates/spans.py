@@ -23,15 +23,27 @@ _DOCSTRING = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*?"""' + r"|'''(?:[^'\\]|\\.|
 _TAG_BODY = re.compile(r"(?<!<)<([A-Z][A-Z0-9_]{1,30})>(.*?)</\1>(?!>)", re.DOTALL)
 """An upper-case tag's body (not Llama 2's ``<<SYS>> ... <</SYS>>``: a system prompt, text)."""
 
+_MARKS_BODY = re.compile(r"(?m):[ \t]*\n(([=#*-])\2{2,})[ \t]*\n(.*?)\n\1(?!\2)[ \t]*$", re.DOTALL)
+"""A value between two equal lines of marks after a label (``problem description:`` / ``======`` / the
+value / ``======``): the template fences its value with them, whatever the value's lines look like."""
+
+
+def marks_fences(text: str) -> set[int]:
+    """The offsets of the lines of marks that fence a value (:data:`_MARKS_BODY`), opening and closing."""
+    return {at for m in _MARKS_BODY.finditer(text) for at in (m.start(1), m.end(3) + 1)}
+
 
 def body_spans(text: str, headers: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Character spans that each hold one code value whatever its lines look like: the bodies of
-    fenced blocks and of upper-case tags (``<CONTEXTDOCUMENT>``), and the text after a
+    fenced blocks, of upper-case tags (``<CONTEXTDOCUMENT>``) and of equal lines of marks after a label
+    (:data:`_MARKS_BODY`), and the text after a
     fill-in-the-middle or file sentinel up to the next sentinel, past its header (``headers``, as
     :func:`fim_headers` finds them)."""
     spans = [m.span(2) for m in _FENCE_BODY.finditer(text)] if "```" in text or "~~~" in text else []
     if "</" in text:
         spans += [m.span(2) for m in _TAG_BODY.finditer(text)]
+    if ":\n" in text or ": \n" in text:
+        spans += [m.span(3) for m in _MARKS_BODY.finditer(text)]
     past = dict(headers)
     for m in FIM_START.finditer(text):
         nxt = SENTINEL.search(text, m.end())
