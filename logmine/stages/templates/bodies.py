@@ -43,8 +43,8 @@ _RULE = re.compile(r"(?:---|\*\*\*|___)[ \t]*")
 (``{instructions}`` / ``---`` / ``SELECTIONS`` / ``{code}``), text; code seldom holds one alone. Three
 marks only: a longer run is as likely a docstring's underline (``Parameters`` / ``----------``)."""
 _MARKS = re.compile(r"([=*_#-])\1{2,}[ \t]*")
-"""A line of one mark alone, but a Markdown rule (:data:`_RULE`): ``======`` around a template's value, or a
-docstring's underline (:func:`_mark_lines`)."""
+"""A line of one mark alone, other than a Markdown rule (:data:`_RULE`): ``======`` around a template's value, or
+a docstring's underline (:func:`_mark_lines`)."""
 _SECTION = re.compile(r"([=#*~-])\1{2,}[ \t]*[A-Za-z][A-Za-z'/-]*(?:[ \t]+[A-Za-z][A-Za-z'/-]*){0,3}[ \t]*(?:\1{2,}[ \t]*)?")
 """A section's heading between runs of one mark (``===Tables``, ``=== Response Guidelines ===``, ``---- Notes``):
 up to four words after three marks or more, text. (A line of marks alone is a rule, :data:`_RULE`.)"""

@@ -6,7 +6,8 @@ project, four of a dozen) recurs verbatim, so its lines count as static, and eac
 became a template. Here, templates that open with the same static line and hold the same frame (the
 static lines nearly all their prompts hold) are one template when the lines they hold besides take
 many contents, each template's in few prompts: a template's own text takes few contents, each in
-many prompts (``anchors.REGION_RATIO`` reads a free-text region alike).
+many prompts (``anchors.REGION_RATIO`` reads a free-text region alike). Templates whose middles hold
+sections of their own (blocks of lines that the same families hold) are parted by them first.
 """
 
 from __future__ import annotations
