@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
 from logmine.prompt_syntax import FENCE_LINE, FIM_START, ROLE_TAG_LINE, TAG_OR_SENTINEL
 from logmine.stages.templates.cluster import SLOT
-from logmine.stages.templates.spans import body_spans, docstring_spans, fim_headers, inside, marks_fences
+from logmine.stages.templates.spans import body_spans, docstring_spans, fim_headers, inside
 
 _FIXED = re.compile(
     r"(\{(?:prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}"  # placeholders
@@ -207,7 +207,7 @@ def _kinds(
             kind = "code"
         kinds.append(kind)
     if "marks" in kinds:
-        _mark_lines(pieces, kinds, text)
+        _mark_lines(pieces, kinds, bodies)
     if "indented" in kinds:
         _indented_prose(pieces, kinds, forced)
     if '="' in text:
@@ -223,15 +223,18 @@ def _kinds(
     return kinds
 
 
-def _mark_lines(pieces: list[tuple[str, bool, int]], kinds: list[str], text: str) -> None:
+def _mark_lines(pieces: list[tuple[str, bool, int]], kinds: list[str], bodies: list[tuple[int, int]]) -> None:
     """A line of one mark alone is text where it fences a value after a label (``problem description:`` /
-    ``======`` / the value / ``======``, :func:`~logmine.stages.templates.spans.marks_fences`), else code (a
-    comment's rule, a docstring's underline). Read as code, the fences around a template's values joined them
-    and the labels and instructions between them into one code span."""
-    fences = marks_fences(text)
+    ``======`` / the value / ``======``: the line right before or after a body of ``bodies``,
+    :func:`~logmine.stages.templates.spans.body_spans`), else code (a comment's rule, a docstring's underline).
+    Read as code, the fences around a template's values joined them and the labels and instructions between
+    them into one code span."""
+    starts = {a for a, _ in bodies}
+    ends = {b for _, b in bodies}
     for i, kind in enumerate(kinds):
         if kind == "marks":
-            kinds[i] = "text" if pieces[i][2] in fences else "code"
+            piece, _, offset = pieces[i]
+            kinds[i] = "text" if offset + len(piece) + 1 in starts or offset - 1 in ends else "code"
 
 
 def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], forced: list[tuple[int, int]]) -> None:
@@ -474,7 +477,8 @@ def _smooth(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
     code_at = [i for i, k in enumerate(kinds) if k == "code"]
     for a, b in zip(code_at, code_at[1:]):
         between = kinds[a + 1 : b]
-        if "text" in between and "fixed" not in between and not any(_fence_line(pieces[i], kinds[i]) for i in range(a + 1, b)):
+        if ("text" in between and "fixed" not in between
+                and not any(_fence_line(pieces[i], kinds[i]) for i in range(a + 1, b))):
             if "".join(p for p, _, _ in pieces[a + 1 : b]).count("\n") <= _MAX_PROSE_LINES:
                 for i in range(a + 1, b):
                     if kinds[i] == "text":

@@ -66,7 +66,9 @@ OWN_TEXT_LINES = 4
 """Lines held by the same families, this many or more, are a template's own text, not lines drawn one by one."""
 
 
-def _own_texts(families: list[Hashable], anchors: dict[Hashable, tuple[Hashable, tuple[str, ...]]], common: list[str]) -> list[list[Hashable]]:
+def _own_texts(
+    families: list[Hashable], anchors: dict[Hashable, tuple[Hashable, tuple[str, ...]]], common: list[str],
+) -> list[list[Hashable]]:
     """``families`` parted by the templates' own texts their middles hold. Lines drawn from a vocabulary one by
     one are each held by families of their own; a template's own text (a section some templates of the bucket
     have, others not) is a block of ``OWN_TEXT_LINES`` lines or more that the same families hold. Families that

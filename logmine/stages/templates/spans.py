@@ -28,11 +28,6 @@ _MARKS_BODY = re.compile(r"(?m):[ \t]*\n(([=#*-])\2{2,})[ \t]*\n(.*?)\n\1(?!\2)[
 value / ``======``): the template fences its value with them, whatever the value's lines look like."""
 
 
-def marks_fences(text: str) -> set[int]:
-    """The offsets of the lines of marks that fence a value (:data:`_MARKS_BODY`), opening and closing."""
-    return {at for m in _MARKS_BODY.finditer(text) for at in (m.start(1), m.end(3) + 1)}
-
-
 def body_spans(text: str, headers: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Character spans that each hold one code value whatever its lines look like: the bodies of
     fenced blocks, of upper-case tags (``<CONTEXTDOCUMENT>``) and of equal lines of marks after a label
