@@ -51,10 +51,11 @@ def _join(
     if sum(len(a) for a in common if a[:1] != turn) < static_chars:
         return []
     families = [f for f in families if _holds(anchors[f][1], common)]  # a family without the frame stays apart
-    parts = _own_texts(families, anchors, common)
+    middles = {f: _middles(anchors[f][1], common) for f in families}
+    parts = _own_texts(middles)
     if len(parts) > 1:
         return [joined for part in parts for joined in _join(part, anchors, weights, static_chars, turn)]
-    contents = {_middles(anchors[f][1], common) for f in families}
+    contents = set(middles.values())
     framed = all(at > 0 and common[at - 1][:1] != turn for content in contents for at, _ in content)
     prompts = sum(weights[f] for f in families)
     if framed and len(contents) >= MIN_MIDDLES and len(contents) >= MIDDLE_RATIO * prompts:
@@ -66,16 +67,15 @@ OWN_TEXT_LINES = 4
 """Lines held by the same families, this many or more, are a template's own text, not lines drawn one by one."""
 
 
-def _own_texts(
-    families: list[Hashable], anchors: dict[Hashable, tuple[Hashable, tuple[str, ...]]], common: list[str],
-) -> list[list[Hashable]]:
-    """``families`` parted by the templates' own texts their middles hold. Lines drawn from a vocabulary one by
-    one are each held by families of their own; a template's own text (a section some templates of the bucket
-    have, others not) is a block of ``OWN_TEXT_LINES`` lines or more that the same families hold. Families that
-    hold the same blocks are one part; without such a block, all are one."""
+def _own_texts(middles: dict[Hashable, tuple[tuple[int, tuple[str, ...]], ...]]) -> list[list[Hashable]]:
+    """The families of ``middles`` (family -> its runs of lines off the frame, :func:`_middles`) parted by the
+    templates' own texts those runs hold. Lines drawn from a vocabulary one by one are each held by families of
+    their own; a template's own text (a section some templates of the bucket have, others not) is a block of
+    ``OWN_TEXT_LINES`` lines or more that the same families hold. Families that hold the same blocks are one part;
+    without such a block, all are one."""
     holders: dict[str, set[Hashable]] = defaultdict(set)
-    for f in families:
-        for _, run in _middles(anchors[f][1], common):
+    for f, runs in middles.items():
+        for _, run in runs:
             for line in run:
                 holders[line].add(f)
     blocks: dict[frozenset[Hashable], int] = defaultdict(int)
@@ -83,7 +83,7 @@ def _own_texts(
         blocks[frozenset(held)] += 1
     own = [held for held, lines in blocks.items() if lines >= OWN_TEXT_LINES]
     parts: dict[tuple[bool, ...], list[Hashable]] = defaultdict(list)
-    for f in families:
+    for f in middles:
         parts[tuple(f in held for held in own)].append(f)
     return list(parts.values())
 
