@@ -216,7 +216,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         if f"word:{low}" not in ctx:
             ctx[f"word:{low}"] = WORD_VALUES[low](corpus, rng)
         return ctx[f"word:{low}"]
-    if low in WORD_VALUES:  # placeholders of families C-N (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C-O (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -905,6 +905,80 @@ def _n_pandas_task(corpus: CodeCorpus, rng: random.Random) -> str:
     return rng.choice(PANDAS_TASKS).format(n=rng.choice([3, 5, 10]), t=t.replace("_", " "), c=c)
 
 
+DATA_REQUESTS = ["Plot the {c} of each {t} as a bar chart", "Convert this file to CSV", "Which {t} has the highest {c}?",
+                 "Summarize the {t} in this dataset", "Remove the duplicate rows and save the result",
+                 "Show the monthly {c} as a line chart", "Fit a linear regression that predicts {c}", "Extract the text of this PDF",
+                 "Make the image black and white", "Find outliers in the {c} column"]  # what codeinterpreter-api's users ask for with a file
+DATA_FILE_EXTENSIONS = ["csv", "csv", "xlsx", "json", "parquet", "png", "pdf", "txt"]
+NPM_PACKAGES = ["lodash", "uuid", "glob", "zip-a-folder", "date-fns", "js-yaml", "node-fetch", "semver", "minimist", "qs",
+                "countries-and-timezones", "pull-stream", "simple-statistics", "plural", "dirty"]  # packages TestPilot writes tests for
+MOCHA_ERRORS = ["expected {a} to equal {b}", "{a} == {b}", "{n} is not a function", "Cannot read properties of undefined (reading '{n}')",
+                "{n} is not defined",
+                "Timeout of 2000ms exceeded. For async tests and hooks, ensure \"done()\" is called; if returning a Promise, ensure it resolves.",
+                "The \"{n}\" argument must be of type string. Received undefined", "Unexpected token }} in JSON at position {a}"]
+
+
+def _camel(name: str) -> str:
+    """``snake_case`` as ``camelCase``."""
+    head, *rest = name.split("_")
+    return head + "".join(w.capitalize() for w in rest)
+
+
+def _o_data_request(corpus: CodeCorpus, rng: random.Random) -> str:
+    """What a user asks codeinterpreter-api to do with the files they upload."""
+    t, c = _k_names(corpus, 2)
+    return rng.choice(DATA_REQUESTS).format(t=t.replace("_", " "), c=c)
+
+
+def _o_data_file(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The name of an uploaded file (``sales_2023.csv``)."""
+    return rng.choice(["Iris.csv", f"{_k_names(corpus, 1)[0]}.{rng.choice(DATA_FILE_EXTENSIONS)}",
+                       f"{_k_names(corpus, 1)[0]}_{rng.randint(2019, 2026)}.{rng.choice(DATA_FILE_EXTENSIONS)}"])
+
+
+def _o_access_path(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A function's access path in a package's API, as TestPilot explores it (``zip-a-folder.ZipAFolder.tar``)."""
+    names = [_camel(n) for n in _k_names(corpus, 2)]
+    parts = [rng.choice(NPM_PACKAGES)] + ([names[0][:1].upper() + names[0][1:]] if rng.random() < 0.3 else []) + [names[1]]
+    return ".".join(parts)
+
+
+def _o_signature(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A function's signature as TestPilot writes it: the access path, the parameters, `` async`` for an async function."""
+    params = ", ".join(_camel(n) for n in _k_names(corpus, rng.randint(0, 3)))
+    prefix = "class " if rng.random() < 0.1 else ""
+    return prefix + _o_access_path(corpus, rng) + f"({params})" + (" async" if rng.random() < 0.2 else "")
+
+
+def _o_comment_out(code: str) -> str:
+    """TestPilot's ``commentOut``: every line behind ``// `` and a newline (a last empty line dropped)."""
+    lines = code.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return "".join(f"// {line}\n" for line in lines)
+
+
+def _o_usage_snippets(corpus: CodeCorpus, rng: random.Random) -> str:
+    """Usage snippets of a function mined from its package, each numbered and commented out (TestPilot's ``assembleUsageSnippets``)."""
+    return "".join(f"// usage #{i}\n" + _o_comment_out(corpus.snippet(2, 8)) for i in range(1, rng.randint(1, 3) + 1))
+
+
+def _o_doc_comment(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A function's JSDoc comment, trimmed and commented out line by line (TestPilot's ``trimAndCombineDocComment``)."""
+    names = [_camel(n) for n in _k_names(corpus, rng.randint(1, 3))]
+    lines = [f"{rng.choice(['Returns', 'Creates', 'Parses', 'Checks', 'Converts'])} the {names[0]} of the given input."]
+    lines += [f"@param {{{rng.choice(['string', 'number', 'Object', 'Array', 'Function'])}}} {n}" for n in names]
+    if rng.random() < 0.7:
+        lines.append(f"@returns {{{rng.choice(['string', 'boolean', 'Promise', 'Array', 'number'])}}}")
+    return _o_comment_out("\n".join(lines))
+
+
+def _o_mocha_error(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The message of the error a generated test failed with, as mocha reports it."""
+    expected = rng.choice([rng.randint(0, 99), "undefined", "null", f"'{_k_names(corpus, 1)[0]}'"])
+    return rng.choice(MOCHA_ERRORS).format(a=rng.randint(0, 99), b=expected, n=_camel(_k_names(corpus, 1)[0]))
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -1179,11 +1253,22 @@ WORD_VALUES = {
     "dfname": lambda corpus, rng: rng.choice(DF_NAMES),
     "data_description": _n_data_description,
     "how": _n_pandas_task,
+    # family O
+    "request.content": _o_data_request,
+    "file.name": _o_data_file,
+    "sanitizedpackagename": lambda corpus, rng: re.sub(r"[^a-zA-Z0-9_$]", "_", rng.choice(NPM_PACKAGES)),
+    "fun.packagename": lambda corpus, rng: rng.choice(NPM_PACKAGES),
+    "fun.accesspath": _o_access_path,
+    "fun.signature": _o_signature,
+    "usagesnippets": _o_usage_snippets,
+    "doccomment": _o_doc_comment,
+    "functionbody": lambda corpus, rng: _o_comment_out(corpus.snippet(3, 20)),
+    "this.err": _o_mocha_error,
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C to N's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C to O's templates."""
 ONE_VALUE_A_PROMPT = {"current_buffer_filetype", "current_buffer_context.filetype", "current_buffer_path", "current_buffer_context.path",
-                      "dialect", "maxlength", "projectname", "actual_number_of_tests", "dfname"}
-"""Word placeholders (families J, K, L, M and N's) that keep one value throughout a prompt, as the value of a code placeholder does."""
+                      "dialect", "maxlength", "projectname", "actual_number_of_tests", "dfname", "sanitizedpackagename", "fun.accesspath"}
+"""Word placeholders (families J, K, L, M, N and O's) that keep one value throughout a prompt, as the value of a code placeholder does."""
 WORDS_NAMING_A_LANGUAGE = {"output_language"}
 """Word placeholders (family K's) whose name holds ``language`` but whose value is a human language, not the code's."""
 
