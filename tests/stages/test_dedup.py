@@ -202,6 +202,24 @@ def test_a_word_swapped_three_ways_side_by_side_is_a_value() -> None:
     assert merge_near_duplicates({k: OS[k] for k in ("windows", "mac")}, None, spans=spans).families == 2
 
 
+FRAMES = {name: f"For the pandas dataframe ({name}) the user wants code to solve a problem. Summary statistics of dataframe "
+              f"[`{name}`]: <*> Code to solve [ <*> ]?" for name in ("df", "sales", "titanic")}
+
+
+def test_a_value_said_twice_is_one_swap_a_word_swapped_at_two_places_is_not() -> None:
+    """A word placeholder whose value the prompt says twice (``({dfname})`` and ``[`{dfname}`]``) swaps the same
+    word at each place: one value, merged as a word swapped at one place is; two places swapped differently stay a
+    rewrite."""
+    assert static_swap(FRAMES["df"], FRAMES["sales"]) == (FRAMES["df"].replace("df", "\x01"), frozenset({"df", "sales"}))
+    assert static_swap("Use (sales) and [sales].", "Use (orders_df) and [orders_df].") == (
+        "Use (\x01) and [\x01].", frozenset({"sales", "orders_df"}))  # a name with an underscore is one word
+    assert static_swap("Run (a) then [a].", "Run (b) then [c].") is False
+    spans = dict.fromkeys(FRAMES, DAY["morning"])
+    assert merge_near_duplicates(FRAMES, None, spans=spans).families == 1
+    two = {k: FRAMES[k] for k in ("df", "sales")}
+    assert merge_near_duplicates(two, None, spans=spans).families == 2  # two values side by side: too few to tell
+
+
 SYSTEMS = {os: f"You help the user in a Unix shell. Keep your answers short. Here is system info about the local machine: '{os} <*> <*>'"
            for os in ("Linux", "Darwin")}
 

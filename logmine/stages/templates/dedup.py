@@ -197,8 +197,8 @@ the candidate pairs swap this many words or more at the same place."""
 def static_swap(a: str, b: str) -> tuple[str, frozenset[str]] | bool | None:
     """How the normalised texts ``a`` and ``b`` differ in static text: ``None`` when they differ
     only where one has a slot or where one has text the other has not (a sentence added); the place
-    (``a`` with the word cut out) and the two words when one word is swapped for another; ``False``
-    when more is rewritten."""
+    (``a`` with the word cut out) and the two words when one word is swapped for another, at one place or
+    at each place it stands (a value said twice: ``(df)`` and ``[`df`]``); ``False`` when more is rewritten."""
     from rapidfuzz.distance import Levenshtein
 
     blocks: list[list[int]] = []
@@ -214,19 +214,30 @@ def static_swap(a: str, b: str) -> tuple[str, frozenset[str]] | bool | None:
         x, y = a[s1:s2], b[d1:d2]
         if not (x.strip() and y.strip()) or "\x00" in x + y or not any(c.isalpha() for c in x + y):
             continue
-        while s1 > 0 and d1 > 0 and a[s1 - 1].isalnum() and a[s1 - 1] == b[d1 - 1]:
+        while s1 > 0 and d1 > 0 and _in_word(a[s1 - 1]) and a[s1 - 1] == b[d1 - 1]:
             s1, d1 = s1 - 1, d1 - 1  # out to the whole word
-        while s2 < len(a) and d2 < len(b) and a[s2].isalnum() and a[s2] == b[d2]:
+        while s2 < len(a) and d2 < len(b) and _in_word(a[s2]) and a[s2] == b[d2]:
             s2, d2 = s2 + 1, d2 + 1
         if _quoted_with_a_slot(a, s1, s2) and _quoted_with_a_slot(b, d1, d2):
             continue  # part of a quoted value whose rest the miner found variable: 'Linux <*> <*>'
-        swaps.append((a[:s1] + "\x01" + a[s2:], a[s1:s2], b[d1:d2]))
+        swaps.append((s1, s2, a[s1:s2], b[d1:d2]))
     if not swaps:
         return None
-    where, x, y = swaps[0]
-    if len(swaps) > 1 or not (x.isalnum() and y.isalnum()):
-        return False
-    return where, frozenset((x, y))
+    x, y = swaps[0][2:]
+    if any(swap[2:] != (x, y) for swap in swaps) or not (_a_word(x) and _a_word(y)):
+        return False  # more rewritten than one word (the same word swapped at each place is one value: a name said twice)
+    cuts = [0] + [k for s1, s2, _, _ in swaps for k in (s1, s2)] + [len(a)]
+    return "\x01".join(a[cuts[k]:cuts[k + 1]] for k in range(0, len(cuts), 2)), frozenset((x, y))
+
+
+def _in_word(c: str) -> bool:
+    """Whether ``c`` is part of a word (a name's underscore too: ``customers_df``)."""
+    return c.isalnum() or c == "_"
+
+
+def _a_word(text: str) -> bool:
+    """Whether ``text`` is one word: letters, digits and underscores (``customers_df``)."""
+    return text.replace("_", "").isalnum()
 
 
 MAX_QUOTED = 80
