@@ -22,6 +22,7 @@ from logmine.stages.templates.last_turn import (
     MAX_REQUEST_WORDS,
     last_turn_heads,
     last_turns_request,
+    opening_request,
 )
 from logmine.stages.templates.line_forms import _forms
 from logmine.stages.templates.prompts import mine_prompts, prompt_template_regex
@@ -185,6 +186,23 @@ def test_the_users_words_after_a_short_label_that_opens_a_prompt_are_one_variabl
     rng.shuffle(prompts)
     result = mine_prompts({"prompt": p} for p in prompts)
     assert sorted(result.templates.values()) == [" I want a: <*> ", " the app prompt is: <*> "]
+
+
+def test_the_users_words_that_open_a_prompt_before_its_static_words_are_one_variable() -> None:
+    """The mirror: a prompt of one text that opens with the user's request and ends with the template's words
+    (tlm's ``{prompt}. I'm using {shell} terminal on operating system: {os}``). No two requests share their
+    first words, so the prompts were one template each; the words after them frame the request."""
+    rng = random.Random(5)
+    stacks = ["in Python", "in Rust", "with Django", "with FastAPI and SQLite", "in Go", "in React with Vite"]
+    apps = ["todo app", "snake game", "chat server", "URL shortener", "Discord bot", "weather dashboard", "markdown blog"]
+    tails = ["", " that works offline", " with dark mode", " and deploy it", " with a README"]
+    prompts = [f"{rng.choice(VERBS)} a {rng.choice(apps)} {rng.choice(stacks)}{rng.choice(tails)}. I'm using bash terminal on "
+               "operating system: linux" for _ in range(40)]
+    result = mine_prompts({"prompt": p} for p in prompts)
+    assert list(result.templates.values()) == ["<*> I'm using bash terminal on operating system: linux"]
+    assert opening_request([0, 1], [("Fix", "it", "now", "please"), ("Add", "tests", "now", "please")], ("now", "please"))
+    assert not opening_request([0, 1], [("user:", "Fix", "now", "please"), ("Add", "tests", "now", "please")], ("now", "please"))
+    assert not opening_request([0, 1], [("{code}", "now", "please"), ("Add", "tests", "now", "please")], ("now", "please"))
 
 
 def test_a_line_of_one_variable_word_in_a_long_system_prompt_is_one_template() -> None:

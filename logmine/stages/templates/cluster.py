@@ -54,6 +54,7 @@ from logmine.stages.templates.last_turn import (
     TURN_LABELS,
     last_turn_heads,
     last_turns_request,
+    opening_request,
 )
 from logmine.stages.templates.tokens import KEYED, NAMED, SLOT, has_mask, slot_names
 
@@ -355,9 +356,10 @@ def _merge_gaps(
             if enough and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
                 _join(parent, short)
             elif (
-                head and (tail or (params.chat_turns and last_turns_request(framed, pats, head)))
+                (head and (tail or (params.chat_turns and last_turns_request(framed, pats, head)))
+                 or not head and params.chat_turns and opening_request(framed, pats, tail))
                 # a chat's turn labels, fences and slots before a region frame no free text: every chat has them
-                and not (params.chat_turns and _structure_only(head, wildcards))
+                and not (params.chat_turns and _structure_only(head or tail, wildcards))
                 and (_context_chars((head, tail), wildcards, common) >= params.min_context_chars
                      # a label of a few short words before the request that ends a prompt (``I want a:``)
                      or not tail and _context((head, tail), wildcards, common) >= params.min_context_tokens)

@@ -53,3 +53,17 @@ def last_turns_request(members: list[int], pats: list[tuple[str, ...]], head: tu
         if len(middle) > MAX_REQUEST_WORDS or any(NAMED.search(tok) or TEMPLATE_BOUNDARY.search(tok) or tok in TURN_LABELS for tok in middle):
             return False
     return True
+
+
+def opening_request(members: list[int], pats: list[tuple[str, ...]], tail: tuple[str, ...]) -> bool:
+    """Whether the regions before ``tail`` from the start of prompts of one text (no turn labels) are a
+    user's words that open them before the template's words (``<request>. I'm using bash terminal on
+    linux``): the mirror of a label's request (:func:`last_turns_request`), a sentence or so of words each,
+    no slot or sentinel among them, and no value in the words after them."""
+    if not tail or any(WILDCARD in tok or NAMED.search(tok) for tok in tail):
+        return False  # the template's own words end the prompt, no value among them
+    for k in members:
+        middle = pats[k][: len(pats[k]) - len(tail)]
+        if len(middle) > MAX_REQUEST_WORDS or any(NAMED.search(tok) or TEMPLATE_BOUNDARY.search(tok) or tok in TURN_LABELS for tok in middle):
+            return False  # a chat opens with its first turn's label (a tail's ``system:`` may be a word: ``operating system: linux``)
+    return True
