@@ -133,26 +133,6 @@ def digit_blind(rule: MaskRule) -> bool:
     return _ANY_DIGIT.search(plain) is None
 
 
-_INERT = re.compile(r"[^0-9:@/<]*")
-"""An ASCII word no default rule can match unless it holds ``true``, ``false``, ``null`` or four dashes (a UUID of
-hex letters): every other rule needs a digit, ``://``, ``@``, ``/`` or ``:`` (``<`` is a mask's, for :meth:`Masker.collapse`)."""
-_BOOL_WORD = re.compile(r"true|false|null")
-_ALNUM_ID = re.compile(r"[A-Za-z0-9_]*[0-9][A-Za-z0-9_]*")
-_NAME_VERSION = re.compile(r"[A-Za-z]+[0-9]{1,2}")
-
-
-def _default_word(word: str) -> str | None:
-    """An ASCII word as the default rules mask it untyped, where that is known without them: itself when no rule can
-    match it (:data:`_INERT`); ``<*>`` for a word of letters, digits and underscores that holds a digit (the ID rule's,
-    or a number's, a hex id's: every rule that matches there takes the whole word) unless it may be a name with a
-    short version (``en0``, ``ssh2``) or a hex id's; None when the rules must be asked."""
-    if _INERT.fullmatch(word):
-        return word if word.count("-") < 4 and _BOOL_WORD.search(word) is None else None
-    if _ALNUM_ID.fullmatch(word) and _NAME_VERSION.fullmatch(word) is None:
-        return WILDCARD
-    return None
-
-
 class Masker:
     """Replaces every match of the rules by a wildcard (``<*>``, or ``<NAME>`` when ``typed``).
 
@@ -245,27 +225,12 @@ class Masker:
 
     def _word(self, word: str) -> str:
         """A word not remembered: masked by way of its digit shape when the rules allow (a new
-        number of a known shape costs no regex), else by itself; with the default rules, untyped, a
-        word of ASCII letters and marks that no rule can match stays as it is, and a word of letters,
-        digits and underscores holding a digit is one value (:func:`_default_word`): no regex for a new name or id."""
+        number of a known shape costs no regex), else by itself."""
         if not self.digit_blind:
             return self._piece(word)
         shape = word.encode("utf-8", "surrogatepass").translate(self.shape_table).decode("utf-8", "surrogatepass")
-        out = self._pieces.get(shape)
-        if out is None and self._untyped_defaults and word.isascii():
-            out = _default_word(word)
-            if out is not None:
-                if len(self._pieces) >= self.cache_size:
-                    self._pieces.clear()
-                self._pieces[word] = out
-                return out
-        if out is None:
-            out = self._piece(shape)
+        out = self._piece(shape)
         return self._piece(word) if _ASCII_DIGIT.search(out) else out
-
-    @cached_property
-    def _untyped_defaults(self) -> bool:
-        return not self.typed and self.rules == DEFAULT_RULES
 
     def mask_words(self, text: str) -> list[str]:
         """The masked words of ``text`` (split at whitespace runs), as ``masked(text).split()``."""

@@ -8,7 +8,7 @@ import re
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from logmine.masking import Masker, _default_word, build_rules
+from logmine.masking import Masker, build_rules
 from logmine.stages.templates.miner import MineConfig, merge_results, mine_templates, template_regex
 
 FRAMES = [
@@ -134,24 +134,6 @@ def test_hex_words_masked_in_turn_mask_as_alone(words: list[str]) -> None:
     cached, alone = Masker(), Masker(cache_size=0)
     for w in words:
         assert cached.mask_words(w) == alone.masked(w).split()
-
-
-name_words = st.lists(st.text(alphabet="abcdefxyzABCDEF0123456789_-.,:;=/@<>*()[]'\"", min_size=1, max_size=14)
-                      | st.sampled_from(["true", "x=false,", "nullable", "(null)", "abcdefab-abcd-abcd-abcd-abcdefabcdef", "en0", "ssh22",
-                                         "abcdef12", "user_7", "_1", "1abc", "12KB", "0x1f", "a://b", "x@y.z", "/a/b", "ab:cd:ef:ab:cd:ef"]),
-                      min_size=1, max_size=30)
-
-
-@SETTINGS
-@given(name_words)
-def test_words_the_default_rules_need_not_read_mask_as_the_rules_do(words: list[str]) -> None:
-    """New names and ids (letters and marks no rule matches, words of letters and digits holding a digit) are
-    masked without the rules' regex (``masking._default_word``), exactly as the rules mask them."""
-    cached, alone = Masker(), Masker(cache_size=0)
-    for w in words:
-        assert cached.mask_words(w) == alone.masked(w).split()
-        known = _default_word(w) if w.isascii() else None
-        assert known is None or known == alone.masked(w)
 
 
 @SETTINGS
