@@ -358,7 +358,7 @@ def _merge_gaps(
             elif (
                 (head and (tail or (params.chat_turns and last_turns_request(framed, pats, head)))
                  or not head and params.chat_turns and opening_request(framed, pats, tail))
-                # a chat's turn labels, fences and slots before a region frame no free text: every chat has them
+                # a chat's turn labels, fences and slots around a region frame no free text: every chat has them
                 and not (params.chat_turns and _structure_only(head or tail, wildcards))
                 and (_context_chars((head, tail), wildcards, common) >= params.min_context_chars
                      # a label of a few short words before the request that ends a prompt (``I want a:``)

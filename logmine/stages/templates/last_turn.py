@@ -2,7 +2,8 @@
 end (``user: USER QUERY: <*>``), framed on one side by the label and on the other by the turn's end
 (:func:`logmine.stages.templates.cluster._merge_gaps` merges such regions as one free-text variable).
 A prompt of one text (no turn labels) is one turn: a label of a few words that opens it frames the
-words to its end the same way (``I want a: <*>``)."""
+words to its end the same way (``I want a: <*>``). The mirror, :func:`opening_request`: the user's words that open a
+prompt of one text before the template's own (``<*>. I'm using bash terminal on linux``)."""
 
 from __future__ import annotations
 
