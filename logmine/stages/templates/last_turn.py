@@ -49,11 +49,7 @@ def last_turns_request(members: list[int], pats: list[tuple[str, ...]], head: tu
     if not any(tok in TURN_LABELS for tok in head) and (
             len(head) > LABEL_WORDS or any(tok in TURN_LABELS for k in members for tok in pats[k])):
         return False  # a prompt of one text: a label of a few words opens it, the user's words end it
-    for k in members:
-        middle = pats[k][len(head) :]
-        if len(middle) > MAX_REQUEST_WORDS or any(NAMED.search(tok) or TEMPLATE_BOUNDARY.search(tok) or tok in TURN_LABELS for tok in middle):
-            return False
-    return True
+    return all(_a_request(pats[k][len(head) :]) for k in members)
 
 
 def opening_request(members: list[int], pats: list[tuple[str, ...]], tail: tuple[str, ...]) -> bool:
@@ -63,8 +59,12 @@ def opening_request(members: list[int], pats: list[tuple[str, ...]], tail: tuple
     no slot or sentinel among them, and no value in the words after them."""
     if not tail or any(WILDCARD in tok or NAMED.search(tok) for tok in tail):
         return False  # the template's own words end the prompt, no value among them
-    for k in members:
-        middle = pats[k][: len(pats[k]) - len(tail)]
-        if len(middle) > MAX_REQUEST_WORDS or any(NAMED.search(tok) or TEMPLATE_BOUNDARY.search(tok) or tok in TURN_LABELS for tok in middle):
-            return False  # a chat opens with its first turn's label (a tail's ``system:`` may be a word: ``operating system: linux``)
-    return True
+    # a chat opens with its first turn's label, which the request may not hold (the tail's ``system:`` may be a
+    # word: ``operating system: linux``)
+    return all(_a_request(pats[k][: len(pats[k]) - len(tail)]) for k in members)
+
+
+def _a_request(words: tuple[str, ...]) -> bool:
+    """Whether ``words`` read as a user's request: ``MAX_REQUEST_WORDS`` words at most, no slot, sentinel or turn label."""
+    return len(words) <= MAX_REQUEST_WORDS and not any(
+        NAMED.search(tok) or TEMPLATE_BOUNDARY.search(tok) or tok in TURN_LABELS for tok in words)
