@@ -194,7 +194,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         return ctx["prefix"]
     if low in ("suffix", "documentsuffix", "tail.trimmed"):
         return ctx["suffix"]
-    if low in WORDS_NAMING_A_LANGUAGE:  # a human language (gptcommit's output_language), not the code's
+    if low in WORDS_NAMING_A_LANGUAGE or low in WORDS_NAMING_PATHS:  # a human language (gptcommit's output_language), AutoPR's file list
         return WORD_VALUES[low](corpus, rng)
     if "language" in low or key == "args[1]":
         return ctx["language"]
@@ -216,7 +216,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         if f"word:{low}" not in ctx:
             ctx[f"word:{low}"] = WORD_VALUES[low](corpus, rng)
         return ctx[f"word:{low}"]
-    if low in WORD_VALUES:  # placeholders of families C-O (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C-P (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -979,6 +979,62 @@ def _o_mocha_error(corpus: CodeCorpus, rng: random.Random) -> str:
     return rng.choice(MOCHA_ERRORS).format(a=rng.randint(0, 99), b=expected, n=_camel(_k_names(corpus, 1)[0]))
 
 
+MLE_PLAN_TASKS = [("download dataset", "Create a directory named 'dataset' under the project root, and write a Python script called 'data_loader.py' to download the {d} dataset"),
+            ("process data", "Write a Python script called `process_data.py` to clean the {d} data and save it to the 'processed_data' directory"),
+            ("train model", "Write a Python script called `train_model.py` to train a {m} model on the processed data and save it to the 'model' directory"),
+            ("evaluate model", "Write a Python script called `evaluate.py` to report the {c} of the trained model on the test split"),
+            ("serve model", "Write a FastAPI app called `serve.py` that loads the trained model and predicts the {c}")]  # MLE-agent's plan tasks
+ML_DATASETS = ["ImageNet", "CIFAR-10", "MNIST", "IMDB reviews", "Titanic", "California housing", "SQuAD", "COCO", "Iris"]
+ML_MODELS = ["ResNet-50", "XGBoost", "logistic regression", "BERT", "random forest", "LightGBM", "ViT", "LSTM"]
+
+
+def _p_dataset(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A dataset as an MLE-agent user gives it: a public dataset's name, a CSV file's path or a few words about it."""
+    return rng.choice([rng.choice(ML_DATASETS), f"./data/{_k_names(corpus, 1)[0]}.csv",
+                       f"{_k_names(corpus, 1)[0].replace('_', ' ')} records of {rng.choice(OWNERS)}"])
+
+
+def _p_ml_task(corpus: CodeCorpus, rng: random.Random) -> tuple[str, str]:
+    """A task of an MLE-agent plan: its name and description."""
+    name, description = rng.choice(MLE_PLAN_TASKS)
+    return name, description.format(d=rng.choice(ML_DATASETS), m=rng.choice(ML_MODELS), c=_k_names(corpus, 1)[0].replace("_", " "))
+
+
+def _p_run_command(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The command that runs an MLE-agent project's script."""
+    return f"python {rng.choice(['train_model', 'process_data', 'data_loader', 'evaluate', _k_names(corpus, 1)[0]])}.py" + rng.choice(
+        ["", "", " --epochs 10", " --data ./dataset"])
+
+
+def _p_file_list(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The files of a repository, each with its length in tokens (AutoPR's file list)."""
+    return "\n".join(f"{other_path(corpus)}: {rng.randint(40, 4000)} tokens" for _ in range(rng.randint(3, 12)))
+
+
+def _p_notes(corpus: CodeCorpus, rng: random.Random) -> str:
+    """Notes taken while reading a repository's files, a few sentences about them."""
+    return "\n".join(f"- {other_path(corpus)}: {instruction(rng).lower()}." for _ in range(rng.randint(1, 4)))
+
+
+def _p_commit_plan(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A commit of AutoPR's plan: its message, the files to look at and what changes."""
+    files = "\n".join(f"- {other_path(corpus)}" for _ in range(rng.randint(1, 3)))
+    return f"{instruction(rng).capitalize()}\n\nFiles:\n{files}\n\nChanges:\n{instruction(rng).capitalize()}."
+
+
+def _p_pull_request(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A pull request AutoPR proposes: a title, a body and its commits."""
+    commits = "\n".join(f"{i}. {instruction(rng).capitalize()}" for i in range(1, rng.randint(2, 4) + 1))
+    return f"Title: {instruction(rng).capitalize()}\n\n{instruction(rng).capitalize()}. {instruction(rng).capitalize()}.\n\nCommits:\n{commits}"
+
+
+def _p_past_actions(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The actions AutoPR took so far for a commit, each with its effect (none at the first step)."""
+    lines = [f"{rng.choice(['Created file ', ''])}{other_path(corpus)}{rng.choice(['', f':L{rng.randint(1, 80)}-L{rng.randint(81, 200)}'])}: "
+             f"{instruction(rng).capitalize()}." for _ in range(rng.randint(0, 3))]
+    return "\n".join(lines)
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -1264,13 +1320,30 @@ WORD_VALUES = {
     "doccomment": _o_doc_comment,
     "functionbody": lambda corpus, rng: _o_comment_out(corpus.snippet(3, 20)),
     "this.err": _o_mocha_error,
+    # family P
+    "filepaths_with_token_lengths": _p_file_list,
+    "token_limit": lambda corpus, rng: str(rng.choice([500, 1000, 2000, 4000])),
+    **dict.fromkeys(("notes", "notes_taken_while_looking_at_files"), _p_notes),
+    "pull_request_description": _p_pull_request,
+    "commit": _p_commit_plan,
+    "past_actions": _p_past_actions,
+    "self.working_dir": lambda corpus, rng: _home(corpus, rng),
+    "code_report.task": lambda corpus, rng: _p_ml_task(corpus, rng)[0],
+    "code_report.messages": lambda corpus, rng: rng.choice(["", "The code has been generated.", f"{instruction(rng).capitalize()}."]),
+    "code_report.task_description": lambda corpus, rng: _p_ml_task(corpus, rng)[1],
+    "code_report.dependencies": lambda corpus, rng: str(rng.sample(ML_PACKAGES, rng.randint(1, 4))),
+    **dict.fromkeys(("code_report.command", "commands"), _p_run_command),
+    "error_msg": lambda corpus, rng: _traceback(corpus, rng),
+    "dataset": _p_dataset,
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C to O's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C to P's templates."""
 ONE_VALUE_A_PROMPT = {"current_buffer_filetype", "current_buffer_context.filetype", "current_buffer_path", "current_buffer_context.path",
                       "dialect", "maxlength", "projectname", "actual_number_of_tests", "dfname", "sanitizedpackagename", "fun.accesspath"}
 """Word placeholders (families J, K, L, M, N and O's) that keep one value throughout a prompt, as the value of a code placeholder does."""
 WORDS_NAMING_A_LANGUAGE = {"output_language"}
 """Word placeholders (family K's) whose name holds ``language`` but whose value is a human language, not the code's."""
+WORDS_NAMING_PATHS = {"filepaths_with_token_lengths"}
+"""Word placeholders (family P's) whose name holds ``filepath`` but whose value is a list of paths with more, not the record's path."""
 
 
 def _js_placeholders(text: str) -> list[tuple[int, int, str]]:
