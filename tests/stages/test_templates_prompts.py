@@ -172,7 +172,9 @@ def test_slot_texts_counted_in_order_fill_the_store_as_one_process_does() -> Non
 @pytest.mark.parametrize(
     "line",
     ["**Rules**", "**Note:** answer in `python` only.", "* Be concise.", "- Do not invent APIs.", "+ Keep the tests green",
-     "1. Read the code first.", "# Task", "## Output format"],
+     "1. Read the code first.", "# Task", "## Output format",
+     # bold as templates write it, a space inside the closing marks (codeinterpreter-api's upload note)
+     "**The user uploaded the following files: **", "**File(s) are now available in the cwd. **"],
 )
 def test_markdown_prose_lines_are_text(line: str) -> None:
     prompt = f"You are a careful assistant.\n\n{line}\n\nFix the code:\n\ndef f(x):\n    return x + 1\n"

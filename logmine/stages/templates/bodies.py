@@ -48,9 +48,10 @@ a docstring's underline (:func:`_mark_lines`)."""
 _SECTION = re.compile(r"([=#*~-])\1{2,}[ \t]*[A-Za-z][A-Za-z'/-]*(?:[ \t]+[A-Za-z][A-Za-z'/-]*){0,3}[ \t]*(?:\1{2,}[ \t]*)?")
 """A section's heading between runs of one mark (``===Tables``, ``=== Response Guidelines ===``, ``---- Notes``):
 up to four words after three marks or more, text. (A line of marks alone is a rule, :data:`_RULE`.)"""
-_MARKDOWN = re.compile(r"^(?:(?:[*+-]|\d{1,2}[.)]|#)[ \t]+(?=\S)|(?=\*\*[^\s*][^\n]*?\S\*\*))")
+_MARKDOWN = re.compile(r"^(?:(?:[*+-]|\d{1,2}[.)]|#)[ \t]+(?=\S)|(?=\*\*[^\s*][^\n]*?\*\*))")
 """The markup a Markdown prose line may start with: a bullet (``*``, ``-``, ``+``, ``1.``), a
-heading's ``#``, bold (``**Note:**``); the rest, bold and backticks dropped, is judged as prose."""
+heading's ``#``, bold (``**Note:**``, or ``**Files: **`` with a space inside its closing marks, as a
+template writes it); the rest, bold and backticks dropped, is judged as prose."""
 _PUNCTUATION = re.compile(r"[.,:;!?)\]'\"]{1,3}[ \t]*")
 """Punctuation alone after a placeholder on its line (``from {file_path}:``): text."""
 _DIFF_LINE = re.compile(r"^(?:[+\- ]|@@|diff --git|index [0-9a-f]|--- |\+\+\+ )")
@@ -489,7 +490,10 @@ def _smooth(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
 
 def _fence_line(piece: tuple[str, bool, int], kind: str) -> bool:
     """Whether a piece is a line of marks that fences a value (:func:`_mark_lines`): prose across one is no
-    comment between code lines but a template's text between two of its values."""
+    comment between code lines but a template's text between two of its values. A Markdown rule
+    (:data:`_RULE`, text wherever it stands) counts too: prose across a rule is a template's part after it.
+    (Counting only the fences of :func:`_mark_lines` was measured on 2026-12-08 and lost: fifteen folds,
+    seed 0, J records 0.800 -> 0.771 before merging, E chat 0.946 -> 0.919 after.)"""
     return kind == "text" and piece[1] and _MARKS.fullmatch(piece[0]) is not None
 
 
