@@ -16,7 +16,8 @@ from logmine.stages.templates.anchors import (
     _signature,
     _variable_lines,
 )
-from logmine.stages.templates.cluster import _MAX_FRAME_BUCKET, ClusterParams, _frame_buckets, cluster, turns
+from logmine.stages.templates.cluster import ClusterParams, cluster, turns
+from logmine.stages.templates.frames import MAX_FRAME_BUCKET, frame_buckets
 from logmine.stages.templates.last_turn import (
     LABEL_WORDS,
     MAX_REQUEST_WORDS,
@@ -334,11 +335,11 @@ def test_templates_that_share_more_than_a_first_word_are_compared_in_a_large_buc
     noise = [("user:", "```<*>", f"{{code:{rng.randrange(10**8)}}}", "```") for _ in range(300)]  # sort first
     plans = [("user:", "the", "plan", "we", "agreed", "on", "is:", f"w{n}") for n in range(30)]
     pats = [*noise, *plans]
-    buckets = _frame_buckets(list(range(len(pats))), pats, deeper=True)
-    assert all(len(b) <= _MAX_FRAME_BUCKET for b in buckets)
+    buckets = frame_buckets(list(range(len(pats))), pats, deeper=True)
+    assert all(len(b) <= MAX_FRAME_BUCKET for b in buckets)
     assert any(set(range(len(noise), len(pats))) <= set(b) for b in buckets)  # the instruction's templates, together
     small = list(range(len(noise), len(pats)))
-    assert [sorted(b) for b in _frame_buckets(small, pats, deeper=True)] == [small]  # within the bound: one bucket, as before
+    assert [sorted(b) for b in frame_buckets(small, pats, deeper=True)] == [small]  # within the bound: one bucket, as before
 
 
 def test_an_instruction_after_several_files_is_compared_among_its_own_templates() -> None:
@@ -350,8 +351,8 @@ def test_an_instruction_after_several_files_is_compared_among_its_own_templates(
     noise = [(*files, "Add", f"x{rng.randrange(10**8)}") for _ in range(300)]  # sort first
     ran = [(*files, "The", "user", "ran", "the", "command", f'"w{n}",', "which", "failed.") for n in range(30)]
     pats = [*noise, *ran]
-    buckets = _frame_buckets(list(range(len(pats))), pats, deeper=True)
-    assert all(len(b) <= _MAX_FRAME_BUCKET for b in buckets)
+    buckets = frame_buckets(list(range(len(pats))), pats, deeper=True)
+    assert all(len(b) <= MAX_FRAME_BUCKET for b in buckets)
     assert any(set(range(len(noise), len(pats))) <= set(b) for b in buckets)
 
 

@@ -49,6 +49,14 @@ from logmine.stages.templates.fields import (
     leading_fields,
     word_head,
 )
+from logmine.stages.templates.frames import (
+    frame_buckets,
+    frame_chars,
+    frame_words,
+    in_frame,
+    shared_frame,
+    structure_only,
+)
 from logmine.stages.templates.last_turn import (
     MAX_REQUEST_WORDS,
     TURN_LABELS,
@@ -248,9 +256,9 @@ def _no_static_text(pattern: tuple[str, ...], rows: Sequence[Sequence[str]], wil
     text), or its prompts hold their code slots at different places (one template's prompts of one length
     hold them at the same places; a user's short messages hold none). A long pattern with one constant
     word more (``You are <*> <*> ...``: two system prompts that open alike) has no static text either."""
-    if not _structure_only(pattern[1:], wildcards):
+    if not structure_only(pattern[1:], wildcards):
         # a long prompt's template shares many words; one more (``You are`` ...) is a phrase any two prompts may open with
-        return len(pattern) > MAX_REQUEST_WORDS and sum(not _structure_only((tok,), wildcards) for tok in pattern[1:]) <= 1
+        return len(pattern) > MAX_REQUEST_WORDS and sum(not structure_only((tok,), wildcards) for tok in pattern[1:]) <= 1
     return len(pattern) > MAX_REQUEST_WORDS or len({_slot_places(row) for row in rows}) > 1
 
 
@@ -328,29 +336,29 @@ def _merge_gaps(
             by_last[p[-1]].append(k)
     candidates: set[tuple[tuple[str, ...], tuple[str, ...]]] = set()
     # a chat's first word is its turn label, no event's word: only such a bucket is searched deeper
-    buckets = [b for word, bucket in by_first.items() for b in _frame_buckets(bucket, pats, deeper=word in TURN_LABELS)]
-    buckets += [b for bucket in by_last.values() for b in _frame_buckets(bucket, pats, deeper=False)]
+    buckets = [b for word, bucket in by_first.items() for b in frame_buckets(bucket, pats, deeper=word in TURN_LABELS)]
+    buckets += [b for bucket in by_last.values() for b in frame_buckets(bucket, pats, deeper=False)]
     for bucket in buckets:
         for x, a in enumerate(bucket):
             for b in bucket[x + 1 :]:
-                frame = _frame(pats[a], pats[b])
+                frame = shared_frame(pats[a], pats[b])
                 if frame is not None:
                     candidates.add(frame)
     if params.chat_turns:
         candidates |= last_turn_heads(pats)
-    frames = {f for f in candidates if _context(f, wildcards) >= params.min_context_tokens or _context_chars(f, wildcards) >= params.min_context_chars}
+    frames = {f for f in candidates if frame_words(f, wildcards) >= params.min_context_tokens or frame_chars(f, wildcards) >= params.min_context_chars}
     parent = list(range(len(groups)))
     for head, tail in sorted(frames, key=lambda f: (-len(f[0]) - len(f[1]), f)):
         pool = by_first[head[0]] if head else by_last[tail[-1]]
-        context = _context((head, tail), wildcards)
+        context = frame_words((head, tail), wildcards)
         classes: dict[tuple[str, ...], list[int]] = defaultdict(list)
         for k in pool:
-            if _in_frame(pats[k], head, tail):
+            if in_frame(pats[k], head, tail):
                 classes[structure(groups[k])].append(k)
         # an open frame (no head, or no tail) only frames one word: the first or last word of a line
         limit = context if head and tail else 1
         enough = context >= params.min_context_tokens or (
-            not (head and tail) and context >= 2 and _context_chars((head, tail), wildcards) >= params.min_context_chars)
+            not (head and tail) and context >= 2 and frame_chars((head, tail), wildcards) >= params.min_context_chars)
         for framed in classes.values():
             short = [k for k in framed if len(pats[k]) - len(head) - len(tail) <= limit]
             if enough and _variable_region(short, pats, lines, head, tail, params, wildcards, unique=False):
@@ -359,10 +367,10 @@ def _merge_gaps(
                 (head and (tail or (params.chat_turns and last_turns_request(framed, pats, head)))
                  or not head and params.chat_turns and opening_request(framed, pats, tail))
                 # a chat's turn labels, fences and slots around a region frame no free text: every chat has them
-                and not (params.chat_turns and _structure_only(head or tail, wildcards))
-                and (_context_chars((head, tail), wildcards, common) >= params.min_context_chars
+                and not (params.chat_turns and structure_only(head or tail, wildcards))
+                and (frame_chars((head, tail), wildcards, common) >= params.min_context_chars
                      # a label of a few short words before the request that ends a prompt (``I want a:``)
-                     or not tail and _context((head, tail), wildcards, common) >= params.min_context_tokens)
+                     or not tail and frame_words((head, tail), wildcards, common) >= params.min_context_tokens)
                 and _variable_region(framed, pats, lines, head, tail, params, wildcards, unique=True)
             ):
                 _join(parent, framed)
@@ -378,15 +386,6 @@ def _merge_gaps(
         pattern, head, tail = _frame_pattern([pats[k] for k in ks])
         out.append(Group(sorted(i for p in parts for i in p.members), pattern, parts, (head, tail)))
     return out
-
-
-_FENCE_TOKEN = re.compile(r"(?:```|~~~)[\w+#.-]*$")
-"""A code fence (with its info string): a context item's structure, as a turn label is."""
-
-
-def _structure_only(words: tuple[str, ...], wildcards: frozenset[str]) -> bool:
-    """Whether ``words`` are a chat's structure alone: turn labels, code fences and masked values."""
-    return all(tok in TURN_LABELS or has_mask(tok, wildcards) or _FENCE_TOKEN.match(tok) for tok in words)
 
 
 def _variable_region(
@@ -449,70 +448,6 @@ def _join(parent: list[int], members: list[int]) -> None:
 _STATIC_PROMPTS = 5
 """A whole prompt read as one code slot and logged verbatim this many times is static text (as a line that many
 prompts hold is an anchor, :data:`logmine.stages.templates.line_forms.MIN_ANCHOR_PROMPTS`)."""
-
-_MAX_FRAME_BUCKET = 200
-"""Templates compared pairwise per shared first or last word (bounds the work)..."""
-_MAX_FRAME_DEPTH = 8
-"""...and, in a larger bucket of chats (their first word a turn label), per shared first two words, three,
-... up to this many."""
-
-
-def _frame_buckets(bucket: list[int], pats: list[tuple[str, ...]], deeper: bool, depth: int = 1) -> list[list[int]]:
-    """The templates of ``bucket`` (sharing their first ``depth`` words) to compare pairwise for frames: the
-    first ``_MAX_FRAME_BUCKET`` in pattern order and, ``deeper`` and when there are more, each set of them that
-    shares one more word, in turn (a log of many chats opens most of them with ``user:``: the templates of one
-    instruction are compared among themselves, not only the first of the bucket). The words are read past a
-    chat's structure (:func:`_words`): files before the instruction do not use up the depth."""
-    ordered = sorted(bucket, key=lambda k: pats[k])
-    if len(ordered) <= _MAX_FRAME_BUCKET:
-        return [ordered]
-    out = [ordered[:_MAX_FRAME_BUCKET]]
-    if deeper and depth < _MAX_FRAME_DEPTH:
-        by_word: dict[tuple[str, ...], list[int]] = defaultdict(list)
-        for k in ordered:
-            words = _words(pats[k])
-            if len(words) > depth:
-                by_word[words[: depth + 1]].append(k)
-        out += [b for part in by_word.values() if len(part) > 1 for b in _frame_buckets(part, pats, True, depth + 1)]
-    return out
-
-
-@functools.lru_cache(maxsize=1 << 14)
-def _words(pattern: tuple[str, ...]) -> tuple[str, ...]:
-    """A chat's pattern less its structure (turn labels but the first, fences, slots, masks): the words its
-    text opens with, whatever files come before it (every chat with two files opens with the same eight tokens)."""
-    return pattern[:1] + tuple(tok for tok in pattern[1:] if not _structure_only((tok,), _MASK_WORDS))
-
-
-_MASK_WORDS = frozenset({WILDCARD})
-
-
-def _frame(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """The longest shared head and tail of ``a`` and ``b`` leaving both a non-empty middle."""
-    limit = min(len(a), len(b)) - 1
-    h = 0
-    while h < limit and a[h] == b[h]:
-        h += 1
-    t = 0
-    while t < limit - h and a[-1 - t] == b[-1 - t]:
-        t += 1
-    if h + t == 0 or a == b:
-        return None
-    return a[:h], a[len(a) - t :]
-
-
-def _context(frame: tuple[tuple[str, ...], tuple[str, ...]], wildcards: frozenset[str], common: frozenset[str] = frozenset()) -> int:
-    """The constant words of a frame; a word nearly every line has (``common``) tells no event apart."""
-    return sum(1 for part in frame for tok in part if not has_mask(tok, wildcards) and tok not in common)
-
-
-def _context_chars(frame: tuple[tuple[str, ...], tuple[str, ...]], wildcards: frozenset[str], common: frozenset[str] = frozenset()) -> int:
-    return sum(len(tok) for part in frame for tok in part if not has_mask(tok, wildcards) and tok not in common)
-
-
-def _in_frame(p: tuple[str, ...], head: tuple[str, ...], tail: tuple[str, ...]) -> bool:
-    return len(p) > len(head) + len(tail) and p[: len(head)] == head and p[len(p) - len(tail) :] == tail
-
 
 def _frame_pattern(pats: list[tuple[str, ...]]) -> tuple[tuple[str, ...], int, int]:
     """Shared head, one wildcard for the regions between, shared tail; and the lengths of
