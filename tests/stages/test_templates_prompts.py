@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from logmine.stages.templates import bodies
+from logmine.stages.templates import bodies, line_kinds
 from logmine.stages.templates.cluster import SLOT
 from logmine.stages.templates.prompts import SlotStore, mine_prompts, placeholders, prompt_template_regex, record_values, skeleton
 
@@ -378,13 +378,13 @@ def test_whether_an_indented_line_reads_as_prose_is_asked_only_of_a_text_indente
     never run (at volume most indented lines are code seen once, and running it on each cost CPU);
     a text of indented lines only is text when all of them read as prose, code when one does not."""
     asked: list[str] = []
-    kind = bodies._kind
+    kind = line_kinds.line_kind
 
     def spy(piece: str, at_line_start: bool, language: str | None) -> str:
         asked.append(piece)
         return kind(piece, at_line_start, language)
 
-    monkeypatch.setattr(bodies, "_kind", spy)
+    monkeypatch.setattr(bodies, "line_kind", spy)
     monkeypatch.setattr(bodies, "_KINDS", {})  # every piece is classified afresh, none answered by the cache
     prose = [f"    Sum the values of list number {n} and return it." for n in range(5)]
     among_code = "Explain this.\n\ndef total(xs):\n" + "\n".join(prose) + "\n    return sum(xs)"
@@ -472,8 +472,8 @@ def test_a_markdown_rule_is_text_and_a_docstring_underline_code() -> None:
     after a label (the test below)."""
     prompt = "Fix the loop\n---\nSELECTIONS\ndef f(x):\n    return x + 1\n"
     assert SLOT.sub(r"{\1}", skeleton(prompt, {}, SlotStore())) == "Fix the loop\n---\nSELECTIONS\n{code}\n"
-    assert bodies._kind("---", True, None) == "text"
-    assert bodies._kind("----------", True, None) == "marks"
+    assert line_kinds.line_kind("---", True, None) == "text"
+    assert line_kinds.line_kind("----------", True, None) == "marks"
     underlined = "Fix the loop:\nx = compute(1)\n----------\ny = compute(2)\n"
     assert SLOT.sub(r"{\1}", skeleton(underlined, {}, SlotStore())) == "Fix the loop:\n{code}\n"
 
@@ -513,9 +513,9 @@ def test_a_heading_between_runs_of_marks_is_text_and_a_line_left_open_is_code() 
         "Please answer from the context.\n===Tables \n{code}\n\n"
         "===Response Guidelines \n1. If the context is sufficient, generate a valid query.\n2. Be brief.\n"
     )
-    assert bodies._kind("=== Response Guidelines ===", True, None) == "text"
-    assert bodies._kind("==== x = 1", True, None) == "code"
-    assert bodies._kind("CREATE TABLE note (", True, None) == "code"
+    assert line_kinds.line_kind("=== Response Guidelines ===", True, None) == "text"
+    assert line_kinds.line_kind("==== x = 1", True, None) == "code"
+    assert line_kinds.line_kind("CREATE TABLE note (", True, None) == "code"
 
 
 def test_a_prompt_of_static_code_logged_many_times_is_a_template_of_its_own() -> None:

@@ -19,41 +19,11 @@ import hashlib
 import re
 from collections.abc import Iterable
 
-from logmine.code import SUPPORTED_LANGUAGES, error_count, parse
-from logmine.prompt_syntax import FENCE_LINE, FIM_START, ROLE_TAG_LINE, TAG_OR_SENTINEL
+from logmine.prompt_syntax import FIM_START
 from logmine.stages.templates.cluster import SLOT
+from logmine.stages.templates.line_kinds import FIXED, MARKS, RULE, line_kind
 from logmine.stages.templates.spans import body_spans, docstring_spans, fim_headers, inside
 
-_FIXED = re.compile(
-    r"(\{(?:prefix|suffix|selection|file_path|language|code\d*|diff\d*)\}"  # placeholders
-    r"|\{[a-z_]+:[a-z]{6,}\}"  # slot tokens
-    f"|{TAG_OR_SENTINEL}"  # model sentinels and tags (logmine.prompt_syntax)
-    f"|{FENCE_LINE})"  # fence lines
-)
-"""Pieces a code region never swallows: placeholders, sentinels, tags, fence lines."""
-_PROSE_WORD = re.compile(r"^[\"'(*\[]*[A-Za-z][A-Za-z'’-]*[.,:;!?\"')*\]]*$")
-_CODE_CHARS = re.compile(r"[=;{}\\]|\(\)|->|::|\+\+|\.\w+\(|^\s*(?:#|//|/\*|\*|<!--|@)|[(\[]\s*$")
-_LANGUAGE_NAME = re.compile(r"(?<![\w+#])[A-Z](?:\+\+|#)(?![\w+#])")
-"""A language's name of one capital and ``++`` or ``#`` (``C++``, ``C#``, ``F#``): a word in prose,
-read as ``C`` when a line's kind is decided (``The language is: C++.`` is an instruction, not code)."""
-_HEADER = re.compile(r"^#{2,} \S")
-"""A markdown header (``### Instruction:``): text, where ``# ...`` alone may be a code comment."""
-_RULE = re.compile(r"(?:---|\*\*\*|___)[ \t]*")
-"""A line of ``---`` (or ``***``, ``___``) alone: a Markdown rule, a template's separator of its parts
-(``{instructions}`` / ``---`` / ``SELECTIONS`` / ``{code}``), text; code seldom holds one alone. Three
-marks only: a longer run is as likely a docstring's underline (``Parameters`` / ``----------``)."""
-_MARKS = re.compile(r"([=*_#-])\1{2,}[ \t]*")
-"""A line of one mark alone, other than a Markdown rule (:data:`_RULE`): ``======`` around a template's value, or
-a docstring's underline (:func:`_mark_lines`)."""
-_SECTION = re.compile(r"([=#*~-])\1{2,}[ \t]*[A-Za-z][A-Za-z'/-]*(?:[ \t]+[A-Za-z][A-Za-z'/-]*){0,3}[ \t]*(?:\1{2,}[ \t]*)?")
-"""A section's heading between runs of one mark (``===Tables``, ``=== Response Guidelines ===``, ``---- Notes``):
-up to four words after three marks or more, text. (A line of marks alone is a rule, :data:`_RULE`.)"""
-_MARKDOWN = re.compile(r"^(?:(?:[*+-]|\d{1,2}[.)]|#)[ \t]+(?=\S)|(?=\*\*[^\s*][^\n]*?\*\*))")
-"""The markup a Markdown prose line may start with: a bullet (``*``, ``-``, ``+``, ``1.``), a
-heading's ``#``, bold (``**Note:**``, or ``**Files: **`` with a space inside its closing marks, as a
-template writes it); the rest, bold and backticks dropped, is judged as prose."""
-_PUNCTUATION = re.compile(r"[.,:;!?)\]'\"]{1,3}[ \t]*")
-"""Punctuation alone after a placeholder on its line (``from {file_path}:``): text."""
 _DIFF_LINE = re.compile(r"^(?:[+\- ]|@@|diff --git|index [0-9a-f]|--- |\+\+\+ )")
 
 
@@ -194,14 +164,14 @@ def _kinds(
     """The kind of every piece (see :func:`_kind`), then corrected by its context: inside ``bodies``
     (:func:`~logmine.stages.templates.spans.body_spans`) or a docstring it is code whatever it looks like,
     inside a FIM header (``headers``, :func:`~logmine.stages.templates.spans.fim_headers`) text."""
-    forced = bodies + docstring_spans(text, _FIXED)
+    forced = bodies + docstring_spans(text, FIXED)
     kinds = []
     starts, inner = _KINDS.setdefault((language, True), {}), _KINDS.setdefault((language, False), {})
     for piece, at_line_start, offset in pieces:
         cache = starts if at_line_start else inner
         kind = cache.get(piece)
         if kind is None:
-            kind = cache[piece] = _kind(piece, at_line_start, language)
+            kind = cache[piece] = line_kind(piece, at_line_start, language)
             if len(cache) >= _CACHE_SIZE:
                 cache.clear()
         if kind in ("text", "marks") and forced and inside(offset, forced):
@@ -246,7 +216,7 @@ def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], force
     most indented lines are code among other lines, and asking each of them made the skeletons
     cost about a tenth more CPU (their code lines rarely recur, so the kind cache seldom answers)."""
     whole = all(
-        k == "space" or (k == "indented" and not (forced and inside(offset, forced)) and _kind(piece.lstrip(), True, None) == "text")
+        k == "space" or (k == "indented" and not (forced and inside(offset, forced)) and line_kind(piece.lstrip(), True, None) == "text")
         for (piece, _, offset), k in zip(pieces, kinds)
     )
     kind = "text" if whole else "code"
@@ -388,7 +358,7 @@ def _pieces(text: str) -> list[tuple[str, bool, int]]:
     out = []
     offset = 0
     start = True
-    for i, part in enumerate(_FIXED.split(text)):
+    for i, part in enumerate(FIXED.split(text)):
         if not part:
             continue
         if i % 2:
@@ -405,70 +375,6 @@ def _pieces(text: str) -> list[tuple[str, bool, int]]:
                 out.append((segment, start, offset))
                 offset += len(segment)
                 start = False
-    return out
-
-
-def _kind(piece: str, at_line_start: bool, language: str | None) -> str:
-    """fixed | space | code | text | indented (an indented line: code, or text in a text indented
-    as a whole, :func:`_indented_prose`)."""
-    if _FIXED.fullmatch(piece):
-        return "fixed"
-    piece = _LANGUAGE_NAME.sub("C", piece)
-    if not piece.strip():
-        return "space"
-    if at_line_start and (piece[:2] == "  " or piece[:1] == "\t"):
-        # indentation makes code, unless the whole text is indented prose (:func:`_indented_prose`)
-        return "indented"
-    if (at_line_start and ROLE_TAG_LINE.fullmatch(piece)) or (not at_line_start and _PUNCTUATION.fullmatch(piece)):
-        return "text"
-    if _HEADER.match(piece) or (at_line_start and (_RULE.fullmatch(piece) or _SECTION.fullmatch(piece))):
-        return "text"
-    if at_line_start and _MARKS.fullmatch(piece):
-        return "marks"
-    markdown = _markdown_kind(piece, at_line_start)
-    if markdown is not None:
-        return markdown
-    if _CODE_CHARS.search(piece):
-        return "code"
-    return _prose_kind(piece, language)
-
-
-def _markdown_kind(piece: str, at_line_start: bool) -> str | None:
-    """An unindented line that starts with Markdown markup (a bullet, a heading, bold) is text
-    when the rest, bold markers and backticks dropped, is prose (``**Rules**``, ``- Be brief.``);
-    None when it is not such a line. A ``# `` line next to a code line is a comment (:func:`_comments`)."""
-    markup = _MARKDOWN.match(piece) if at_line_start else None
-    if markup is None:
-        return None
-    rest = piece[markup.end() :].replace("**", "").replace("`", "")
-    if not rest.strip() or _CODE_CHARS.search(rest):
-        return "code"
-    return _prose_kind(rest, None)
-
-
-def _prose_kind(piece: str, language: str | None) -> str:
-    words = _list_words(piece.split())
-    plain = sum(bool(_PROSE_WORD.match(w)) for w in words)
-    # a sentence, or a word or two of plain text (a role name, a short request)
-    prose = (len(words) >= 3 and plain >= 0.75 * len(words)) or (len(words) <= 2 and plain == len(words))
-    if prose and language is not None and _parses_as_code(piece.strip(), language):
-        return "code"
-    return "text" if prose else "code"
-
-
-_PATH_WORD = re.compile(r"^[\w.-]*[/.][\w./-]*\w$")
-"""A path or a dotted name (``src/a.py``, ``os.path``): an item of a list of values."""
-
-
-def _list_words(words: list[str]) -> list[str]:
-    """Words with a comma-separated list of paths or dotted names (``a/b.py, c/d.py, e/f.py``) read
-    as one word: a line's kind is the same whatever the list's length (a value's items)."""
-    out: list[str] = []
-    for w in words:
-        if out and out[-1].endswith(",") and _PATH_WORD.match(out[-1][:-1]) and _PATH_WORD.match(w.rstrip(",")):
-            out[-1] = w
-        else:
-            out.append(w)
     return out
 
 
@@ -491,10 +397,10 @@ def _smooth(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
 def _fence_line(piece: tuple[str, bool, int], kind: str) -> bool:
     """Whether a piece is a line of marks that fences a value (:func:`_mark_lines`): prose across one is no
     comment between code lines but a template's text between two of its values. A Markdown rule
-    (:data:`_RULE`, text wherever it stands) counts too: prose across a rule is a template's part after it.
+    (:data:`RULE`, text wherever it stands) counts too: prose across a rule is a template's part after it.
     (Counting only the fences of :func:`_mark_lines` was measured on 2026-12-08 and lost: fifteen folds,
     seed 0, J records 0.800 -> 0.771 before merging, E chat 0.946 -> 0.919 after.)"""
-    return kind == "text" and piece[1] and _MARKS.fullmatch(piece[0]) is not None
+    return kind == "text" and piece[1] and MARKS.fullmatch(piece[0]) is not None
 
 
 _CLOSED = re.compile(r"[.:;?!)\]\"'`>*]\s*$")
@@ -546,27 +452,6 @@ def _context_ends(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None
 
 
 _MAX_PROSE_LINES = 12
-
-
-_PARSE_CACHE: dict[tuple[str, str], bool] = {}
-
-
-def _parses_as_code(line: str, language: str) -> bool:
-    """Whether a prose-looking line parses cleanly as a statement of ``language``
-    (``return x if y else z``, ``import os``)."""
-    key = (language, line)
-    hit = _PARSE_CACHE.get(key)
-    if hit is None:
-        hit = False
-        if language in SUPPORTED_LANGUAGES:
-            root = parse(line, language).root_node
-            first = root.named_children[0] if root.named_child_count else None
-            # a statement, not a bare expression: a quoted sentence parses as a string too
-            hit = error_count(root) == 0 and first is not None and first.type not in ("expression_statement", "comment")
-        if len(_PARSE_CACHE) > 50_000:
-            _PARSE_CACHE.clear()
-        _PARSE_CACHE[key] = hit
-    return hit
 
 
 def _slot(code: str, slots: SlotTexts) -> str:
