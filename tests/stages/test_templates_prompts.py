@@ -394,8 +394,23 @@ def test_whether_an_indented_line_reads_as_prose_is_asked_only_of_a_text_indente
     indented = "\n".join(prose)
     assert SLOT.sub(r"{\1}", skeleton(indented, {}, SlotStore())) == indented
     assert {p.lstrip() for p in prose} <= set(asked)
-    with_code = "\n".join([*prose[:2], "    return total(xs)", *prose[2:]])
+    with_code = "\n".join(["    return total(xs)", *prose])
     assert SLOT.sub(r"{\1}", skeleton(with_code, {}, SlotStore())) == "{code}"
+
+
+def test_a_template_indented_as_a_whole_keeps_its_prose_around_a_code_value() -> None:
+    """A template that indents every line of its own (autodoc's), with a file's code among them: the prose lines
+    from its first line on and from its last line back are text, the code between one slot, a docstring's prose
+    and a last ``return x`` (two words, but a statement) in it. Read as code, the whole prompt was one slot."""
+    code = 'def total(xs):\n    """Sum the values.\n\n    Return the sum of the list.\n    """\n    return x'
+    head = ("\n    You are acting as a code documentation expert for a project called alpha.\n"
+            "    Write a detailed technical explanation of what this code does.\n      Keep it short.\n\n    code:\n")
+    tail = "\n\n    Response:\n\n  "
+    # the first line's indentation goes with the value (a prefix ending in indentation is the value's)
+    assert SLOT.sub(r"{\1}", skeleton(f"{head}    {code}{tail}", {}, SlotStore())) == f"{head}{{code}}{tail}"
+    # a value that opens a prompt inside a docstring has prose at its start only: code
+    window = "    Return the sum of the list.\n\n    Arguments: the values.\n    \"\"\"\n    return sum(xs)"
+    assert SLOT.sub(r"{\1}", skeleton(f"{window}\n(Open file: n/a)\nbash-$", {}, SlotStore())).startswith("{code}")
 
 
 def test_an_indented_system_prompt_is_one_template_across_chats_of_several_lengths() -> None:
@@ -530,3 +545,4 @@ def test_a_prompt_of_static_code_logged_many_times_is_a_template_of_its_own() ->
     ours, others = set(result.assignments[:10]), set(result.assignments[10:])
     assert len(ours) == 1 and not ours & others
     assert result.templates[next(iter(ours))] == static
+

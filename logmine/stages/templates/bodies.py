@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from logmine.prompt_syntax import FIM_START
 from logmine.stages.templates.cluster import SLOT
@@ -180,7 +180,7 @@ def _kinds(
     if "marks" in kinds:
         _mark_lines(pieces, kinds, bodies)
     if "indented" in kinds:
-        _indented_prose(pieces, kinds, forced)
+        _indented_prose(pieces, kinds, forced, language)
     if '="' in text:
         _attribute_lines(pieces, kinds, text)
     _inline_fixed(pieces, kinds)
@@ -208,19 +208,46 @@ def _mark_lines(pieces: list[tuple[str, bool, int]], kinds: list[str], bodies: l
             kinds[i] = "text" if offset + len(piece) + 1 in starts or offset - 1 in ends else "code"
 
 
-def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], forced: list[tuple[int, int]]) -> None:
+def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], forced: list[tuple[int, int]], language: str | None) -> None:
     """Indented lines are code, prose among them too (a comment's or docstring's words), unless
     every line of the text is indented prose outside ``forced``: a text indented as a whole (a
     system prompt indented by its template) is text. Whether a line reads as prose is asked only
     here, of a text holding nothing but indented lines, and stops at the first that does not:
     most indented lines are code among other lines, and asking each of them made the skeletons
     cost about a tenth more CPU (their code lines rarely recur, so the kind cache seldom answers)."""
-    whole = all(
-        k == "space" or (k == "indented" and not (forced and inside(offset, forced)) and line_kind(piece.lstrip(), True, None) == "text")
-        for (piece, _, offset), k in zip(pieces, kinds)
-    )
+    def prose(i: int, language: str | None = None) -> bool:
+        piece, _, offset = pieces[i]
+        return not (forced and inside(offset, forced)) and line_kind(piece.lstrip(), True, language) == "text"
+
+    whole = all(k == "space" or (k == "indented" and prose(i)) for i, k in enumerate(kinds))
     kind = "text" if whole else "code"
+    if not whole:
+        # a line of the template does not parse as a statement (``return x`` reads as two words)
+        _indented_template(pieces, kinds, lambda i: prose(i, language or "python"))
     kinds[:] = [kind if k == "indented" else k for k in kinds]
+
+
+def _indented_template(pieces: list[tuple[str, bool, int]], kinds: list[str], prose: Callable[[int], bool]) -> None:
+    """A text whose first and last lines are indented prose is a template indented as a whole, with a value among
+    its lines (autodoc's ``\n    You are acting as ...`` / ``    code:`` / the file / ``    Response:``): its
+    indented prose lines from the first line on, and from the last line back, indented at least as deep as the
+    first, are text, up to the first line that is not. The lines between stay code (the value: a docstring's
+    prose among them too). Both ends: a value that opens a prompt inside a docstring (a command's output, a
+    file's window) has prose at its start only. Asked only of such texts, as :func:`_indented_prose` asks."""
+    lines = [i for i, k in enumerate(kinds) if k != "space" and pieces[i][1]]
+    if len(lines) < 3 or any(kinds[i] != "indented" or not prose(i) for i in (lines[0], lines[-1])):
+        return
+    margin = len(pieces[lines[0]][0]) - len(pieces[lines[0]][0].lstrip())
+    found: set[int] = set()
+    for run in (lines, lines[::-1]):
+        for i in run:
+            piece = pieces[i][0]
+            if i in found or kinds[i] != "indented" or len(piece) - len(piece.lstrip()) < margin or not prose(i):
+                break
+            found.add(i)
+    if len(found) < len(lines):
+        for i in found:
+            kinds[i] = "text"
 
 
 def _comments(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
