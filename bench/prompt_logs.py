@@ -216,7 +216,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         if f"word:{low}" not in ctx:
             ctx[f"word:{low}"] = WORD_VALUES[low](corpus, rng)
         return ctx[f"word:{low}"]
-    if low in WORD_VALUES:  # placeholders of families C-P (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C-Q (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -1035,6 +1035,84 @@ def _p_past_actions(corpus: CodeCorpus, rng: random.Random) -> str:
     return "\n".join(lines)
 
 
+
+JAVA_TYPES = ["int", "String", "boolean", "long", "double", "void", "List<String>", "Map<String, Integer>", "Optional<String>"]
+SUBCLASS_KINDS = ["an interface implementing", "an abstract sub-class of", "a sub-class of", "a sub data class of", "a sub object of"]  # TestSpark's
+
+
+def _q_class(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A qualified Java class name built from names in the code."""
+    return f"org.{rng.choice(OWNERS)}." + "".join(_camel(n)[:1].upper() + _camel(n)[1:] for n in _k_names(corpus, rng.randint(1, 2)))
+
+
+def _q_methods(corpus: CodeCorpus, rng: random.Random) -> str:
+    """TestSpark's signatures of the methods of classes the class under test uses (none for a class that uses none)."""
+    if rng.random() < 0.3:
+        return ""
+    text = "Here are some information about other methods and classes used by the class under test. Only use them for creating objects, not your own ideas.\n"
+    for _ in range(rng.randint(1, 3)):
+        text += f"=== methods in {_q_class(corpus, rng)}:\n"
+        for name in _k_names(corpus, rng.randint(1, 4)):
+            params = ", ".join(f"{rng.choice(JAVA_TYPES)} {p}" for p in _k_names(corpus, rng.randint(0, 2)))
+            text += f" - public {rng.choice(JAVA_TYPES)} {_camel(name)}({params})\n"
+    return text
+
+
+def _q_polymorphism(corpus: CodeCorpus, rng: random.Random) -> str:
+    """TestSpark's polymorphic relations of the project's classes, its header glued to the first (none, most often)."""
+    if rng.random() < 0.5:
+        return ""
+    text = "Use the following polymorphic relationships of classes present in the project. Use them for instantiation when necessary. Do not mock classes if an instantiation of a sub-class is applicable"
+    base = _q_class(corpus, rng)
+    return text + "".join(f"{_q_class(corpus, rng)} is {rng.choice(SUBCLASS_KINDS)} {base}.\n" for _ in range(rng.randint(1, 3)))
+
+
+def _q_test_sample(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A test sample the user picked for TestSpark (none, most often)."""
+    return "" if rng.random() < 0.6 else f"Use this test samples:\n{corpus.snippet(4, 15)}\n"
+
+
+def _q_compile_error(corpus: CodeCorpus, rng: random.Random) -> str:
+    """What javac printed for TestSpark's generated test suite."""
+    cls, name = _q_class(corpus, rng), _k_names(corpus, 1)[0]
+    path = f"/tmp/testSparkResults/{cls.replace('.', '/')}Test.java"
+    errors = [f"{path}:{rng.randint(5, 120)}: error: cannot find symbol\n  symbol:   method {_camel(name)}()\n  location: class {cls.split('.')[-1]}",
+              f"{path}:{rng.randint(5, 120)}: error: incompatible types: {rng.choice(JAVA_TYPES)} cannot be converted to {rng.choice(JAVA_TYPES)}",
+              f"{path}:{rng.randint(5, 120)}: error: unreported exception java.io.IOException; must be caught or declared to be thrown"]
+    picked = rng.sample(errors, rng.randint(1, 2))
+    return "\n".join(picked) + f"\n{len(picked)} error{'s' if len(picked) > 1 else ''}"
+
+
+def _q_schema(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The structure of one to three tables, as SQL Chat reads them from the database (CREATE TABLE statements)."""
+    tables = []
+    for table in _k_names(corpus, rng.randint(1, 3)):
+        cols = ",\n".join(f"  `{c}` {rng.choice(['int', 'varchar(255)', 'datetime', 'text', 'bigint', 'decimal(10,2)'])}" for c in _k_names(corpus, rng.randint(2, 6)))
+        tables.append(f"CREATE TABLE `{table}` (\n  `id` int NOT NULL AUTO_INCREMENT,\n{cols},\n  PRIMARY KEY (`id`)\n);")
+    return "\n".join(tables)
+
+
+def _q_head(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The head of a dataframe as CSV: a header and a few rows."""
+    cols = _k_names(corpus, rng.randint(2, 6))
+    kinds = [rng.choice(["int", "float", "word"]) for _ in cols]
+    def cell(kind: str) -> str:
+        return str(rng.randint(0, 999)) if kind == "int" else str(round(rng.uniform(0, 999), 2)) if kind == "float" else rng.choice(_k_names(corpus, 3))
+    return "\n".join([",".join(cols)] + [",".join(cell(k) for k in kinds) for _ in range(rng.randint(3, 5))])
+
+
+def _q_dataframes(corpus: CodeCorpus, rng: random.Random) -> str:
+    """PandasAI's dataframes: each in a <dataframe> tag with its index, shape and head."""
+    heads = [_q_head(corpus, rng) for _ in range(rng.randint(1, 2))]
+    return "\n\n".join(f"<dataframe>\ndfs[{i}]:{rng.randint(10, 5000)}x{h.split(chr(10))[0].count(',') + 1}\n{h}\n</dataframe>" for i, h in enumerate(heads))
+
+
+OUTPUT_TYPE_HINTS = ['type (must be "number"), value must int. Example: { "type": "number", "value": 125 }',
+                     'type (must be "string"), value must be string. Example: { "type": "string", "value": f"The highest salary is {highest_salary}." }',
+                     'type (must be "dataframe"), value must be pd.DataFrame or pd.Series. Example: { "type": "dataframe", "value": pd.DataFrame({...}) }',
+                     'type (must be "plot"), value must be string. Example: { "type": "plot", "value": "temp_chart.png" }']  # PandasAI's
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -1335,8 +1413,24 @@ WORD_VALUES = {
     **dict.fromkeys(("code_report.command", "commands"), _p_run_command),
     "error_msg": lambda corpus, rng: _traceback(corpus, rng),
     "dataset": _p_dataset,
+    # family Q
+    "testing_platform": lambda corpus, rng: rng.choice(["JUnit 4", "JUnit 5"]),
+    "mocking_framework": lambda corpus, rng: rng.choice(["Mockito 5", "Mockito 5", "MockK"]),
+    "methods": _q_methods,
+    "polymorphism": _q_polymorphism,
+    "test_sample": _q_test_sample,
+    "testsuitecompilationresult.second": _q_compile_error,
+    "engine": lambda corpus, rng: rng.choice(["MYSQL", "POSTGRESQL", "MSSQL"]),
+    "schema": _q_schema,
+    "dataframes": _q_dataframes,
+    "dataframe": _q_head,
+    "error_returned": lambda corpus, rng: _traceback(corpus, rng),
+    "output_type_hint": lambda corpus, rng: rng.choice(OUTPUT_TYPE_HINTS),
+    "amount": lambda corpus, rng: str(rng.choice([10, 20, 50, 100, 500])),
+    "default_import": lambda corpus, rng: rng.choice(["import pandas as pd", "import pandas as pd", "import polars as pl"]),
+    "engine_df_name": lambda corpus, rng: rng.choice(["pd.DataFrame", "pd.DataFrame", "pl.DataFrame"]),
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C to P's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C to Q's templates."""
 ONE_VALUE_A_PROMPT = {"current_buffer_filetype", "current_buffer_context.filetype", "current_buffer_path", "current_buffer_context.path",
                       "dialect", "maxlength", "projectname", "actual_number_of_tests", "dfname", "sanitizedpackagename", "fun.accesspath"}
 """Word placeholders (families J, K, L, M, N and O's) that keep one value throughout a prompt, as the value of a code placeholder does."""
