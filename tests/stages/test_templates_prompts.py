@@ -408,6 +408,15 @@ def test_a_template_indented_as_a_whole_keeps_its_prose_around_a_code_value() ->
     tail = "\n\n    Response:\n\n  "
     # the first line's indentation goes with the value (a prefix ending in indentation is the value's)
     assert SLOT.sub(r"{\1}", skeleton(f"{head}    {code}{tail}", {}, SlotStore())) == f"{head}{{code}}{tail}"
+    # a template that opens with a blank line (a string literal's first newline) and ends in an example: its prose is text
+    instructions = "\n        Suggest up to five public datasets that match the description.\n        Json output format:\n"
+    example = '        {\n            "datasets": ["xxx", "xxx"],\n            "reason": "why"\n        }'
+    assert SLOT.sub(r"{\1}", skeleton(instructions + example, {}, SlotStore())) == instructions + "{code}"
+    # its lines of a label and a value are its text, whatever the value reads like (a command, a list)
+    for command in ("python train.py", "python process_data.py --data ./dataset"):
+        labelled = (f"\n        Please help me debug the current task: train model.\n\n        The dependencies: ['torch']\n"
+                    f"        The command to execute the code: {command}\n        ")
+        assert SLOT.sub(r"{\1}", skeleton(labelled, {}, SlotStore())) == labelled
     # a value that opens a prompt inside a docstring has prose at its start only: code
     window = "    Return the sum of the list.\n\n    Arguments: the values.\n    \"\"\"\n    return sum(xs)"
     assert SLOT.sub(r"{\1}", skeleton(f"{window}\n(Open file: n/a)\nbash-$", {}, SlotStore())).startswith("{code}")

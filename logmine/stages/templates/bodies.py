@@ -228,26 +228,38 @@ def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], force
 
 
 def _indented_template(pieces: list[tuple[str, bool, int]], kinds: list[str], prose: Callable[[int], bool]) -> None:
-    """A text whose first and last lines are indented prose is a template indented as a whole, with a value among
-    its lines (autodoc's ``\n    You are acting as ...`` / ``    code:`` / the file / ``    Response:``): its
-    indented prose lines from the first line on, and from the last line back, indented at least as deep as the
-    first, are text, up to the first line that is not. The lines between stay code (the value: a docstring's
-    prose among them too). Both ends: a value that opens a prompt inside a docstring (a command's output, a
-    file's window) has prose at its start only. Asked only of such texts, as :func:`_indented_prose` asks."""
+    """A text whose first line is indented prose, and that opens with a blank line (a string literal's first
+    newline) or ends in indented prose too, is a template indented as a whole, with a value among its lines
+    (autodoc's ``\n    You are acting as ...`` / ``    code:`` / the file / ``    Response:``; MLE-agent's
+    instructions before a JSON example): its indented prose lines from the first line on, and from the last line
+    back, indented at least as deep as the first, are text, up to the first line that is not. The lines between
+    stay code (the value, or the example: a docstring's prose among them too). A value that opens a prompt inside
+    a docstring (a command's output, a file's window) has prose at its start only, and no blank line before it.
+    Asked only of such texts, as :func:`_indented_prose` asks."""
     lines = [i for i, k in enumerate(kinds) if k != "space" and pieces[i][1]]
-    if len(lines) < 3 or any(kinds[i] != "indented" or not prose(i) for i in (lines[0], lines[-1])):
+    if len(lines) < 3 or kinds[lines[0]] != "indented" or not prose(lines[0]):
+        return
+    # a template's own text opens with a blank line (a string literal's first newline) or ends in prose too
+    if not any(pieces[i][0] == "\n" for i in range(lines[0])) and (kinds[lines[-1]] != "indented" or not prose(lines[-1])):
         return
     margin = len(pieces[lines[0]][0]) - len(pieces[lines[0]][0].lstrip())
     found: set[int] = set()
     for run in (lines, lines[::-1]):
         for i in run:
             piece = pieces[i][0]
-            if i in found or kinds[i] != "indented" or len(piece) - len(piece.lstrip()) < margin or not prose(i):
+            if i in found or kinds[i] != "indented" or len(piece) - len(piece.lstrip()) < margin:
+                break
+            if not (_LABELLED.match(piece.lstrip()) or prose(i)):
                 break
             found.add(i)
-    if len(found) < len(lines):
-        for i in found:
-            kinds[i] = "text"
+    for i in found:
+        kinds[i] = "text"
+
+
+_LABELLED = re.compile(r"[A-Z][A-Za-z']*(?: [A-Za-z'][A-Za-z']*){0,11}: \S")
+"""A line of a template indented as a whole that opens with a label's words and a colon (``The command to execute the
+code: python a.py``): the template's text whatever its value reads like (a command read as code in some prompts and
+as prose in others split the template)."""
 
 
 def _comments(pieces: list[tuple[str, bool, int]], kinds: list[str]) -> None:
