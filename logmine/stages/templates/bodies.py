@@ -228,28 +228,28 @@ def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], force
 
 
 def _indented_template(pieces: list[tuple[str, bool, int]], kinds: list[str], prose: Callable[[int], bool]) -> None:
-    """A text whose first line is indented prose, and that opens with a blank line (a string literal's first
-    newline) or ends in indented prose too, is a template indented as a whole, with a value among its lines
+    """A text whose first line is its own (below), and that opens with a blank line (a string literal's first
+    newline) or ends in such a line too, is a template indented as a whole, with a value among its lines
     (autodoc's ``\n    You are acting as ...`` / ``    code:`` / the file / ``    Response:``; MLE-agent's
-    instructions before a JSON example): its indented prose lines from the first line on, and from the last line
-    back, indented at least as deep as the first, are text, up to the first line that is not. The lines between
-    stay code (the value, or the example: a docstring's prose among them too). A value that opens a prompt inside
-    a docstring (a command's output, a file's window) has prose at its start only, and no blank line before it.
-    Asked only of such texts, as :func:`_indented_prose` asks."""
+    instructions before a JSON example): its own lines (indented prose, or a label and its value, :data:`_LABELLED`)
+    from the first line on, and from the last line back, indented at least as deep as the first, are text, up to the
+    first line that is not. The lines between stay code (the value, or the example: a docstring's prose among them
+    too). A value that opens a prompt inside a docstring (a command's output, a file's window) has prose at its
+    start only, and no blank line before it. Asked only of such texts, as :func:`_indented_prose` asks."""
     lines = [i for i, k in enumerate(kinds) if k != "space" and pieces[i][1]]
-    if len(lines) < 3 or kinds[lines[0]] != "indented" or not prose(lines[0]):
-        return
+
+    def own(i: int) -> bool:  # a line of the template's own: indented prose, or a label and its value
+        return kinds[i] == "indented" and (_LABELLED.match(pieces[i][0].lstrip()) is not None or prose(i))
+
     # a template's own text opens with a blank line (a string literal's first newline) or ends in prose too
-    if not any(pieces[i][0] == "\n" for i in range(lines[0])) and (kinds[lines[-1]] != "indented" or not prose(lines[-1])):
+    if len(lines) < 3 or not own(lines[0]) or not (any(pieces[i][0] == "\n" for i in range(lines[0])) or own(lines[-1])):
         return
     margin = len(pieces[lines[0]][0]) - len(pieces[lines[0]][0].lstrip())
     found: set[int] = set()
     for run in (lines, lines[::-1]):
         for i in run:
             piece = pieces[i][0]
-            if i in found or kinds[i] != "indented" or len(piece) - len(piece.lstrip()) < margin:
-                break
-            if not (_LABELLED.match(piece.lstrip()) or prose(i)):
+            if i in found or len(piece) - len(piece.lstrip()) < margin or not own(i):
                 break
             found.add(i)
     for i in found:
