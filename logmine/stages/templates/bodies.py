@@ -161,9 +161,10 @@ def code_regions(text: str, slots: SlotTexts, language: str | None = None) -> st
 def _kinds(
     pieces: list[tuple[str, bool, int]], text: str, language: str | None, bodies: list[tuple[int, int]], headers: list[tuple[int, int]]
 ) -> list[str]:
-    """The kind of every piece (see :func:`_kind`), then corrected by its context: inside ``bodies``
-    (:func:`~logmine.stages.templates.spans.body_spans`) or a docstring it is code whatever it looks like,
-    inside a FIM header (``headers``, :func:`~logmine.stages.templates.spans.fim_headers`) text."""
+    """The kind of every piece (:func:`~logmine.stages.templates.line_kinds.line_kind`), then corrected by its
+    context: inside ``bodies`` (:func:`~logmine.stages.templates.spans.body_spans`) or a docstring it is code
+    whatever it looks like, inside a FIM header (``headers``, :func:`~logmine.stages.templates.spans.fim_headers`)
+    text."""
     forced = bodies + docstring_spans(text, FIXED)
     kinds = []
     starts, inner = _KINDS.setdefault((language, True), {}), _KINDS.setdefault((language, False), {})
@@ -211,13 +212,15 @@ def _mark_lines(pieces: list[tuple[str, bool, int]], kinds: list[str], bodies: l
 def _indented_prose(pieces: list[tuple[str, bool, int]], kinds: list[str], forced: list[tuple[int, int]], language: str | None) -> None:
     """Indented lines are code, prose among them too (a comment's or docstring's words), unless
     every line of the text is indented prose outside ``forced``: a text indented as a whole (a
-    system prompt indented by its template) is text. Whether a line reads as prose is asked only
-    here, of a text holding nothing but indented lines, and stops at the first that does not:
-    most indented lines are code among other lines, and asking each of them made the skeletons
-    cost about a tenth more CPU (their code lines rarely recur, so the kind cache seldom answers)."""
-    def prose(i: int, language: str | None = None) -> bool:
+    system prompt indented by its template) is text; so are the lines of a template indented as a
+    whole around a value (:func:`_indented_template`). Whether a line reads as prose is asked only
+    here, of a text holding nothing but indented lines, and stops at the first that does not, and
+    of a text whose first line is indented, from its ends: most indented lines are code among other
+    lines, and asking each of them made the skeletons cost about a tenth more CPU (their code lines
+    rarely recur, so the kind cache seldom answers)."""
+    def prose(i: int, parse_as: str | None = None) -> bool:
         piece, _, offset = pieces[i]
-        return not (forced and inside(offset, forced)) and line_kind(piece.lstrip(), True, language) == "text"
+        return not (forced and inside(offset, forced)) and line_kind(piece.lstrip(), True, parse_as) == "text"
 
     whole = all(k == "space" or (k == "indented" and prose(i)) for i, k in enumerate(kinds))
     kind = "text" if whole else "code"
