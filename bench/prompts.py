@@ -15,8 +15,8 @@ own; rules are developed on fold A (in sample) and scored on fold B too (out of 
 ``--family-c PATH`` (bench/prompt_families/prompt-templates-c.jsonl), and then each of ``--family-d`` to
 ``--family-q`` in turn (each needs the ones before it), folds A, B and those families of other assistants
 (folds C to Q, ``FAMILIES``: their assistants and since when each is a development family) are mixed in one
-log, mined together and scored apart; every family is in sample but those of ``HELD_OUT`` (Q: scored out of sample,
-no rule developed looking at its errors).
+log, mined together and scored apart; every family is in sample but those of ``HELD_OUT`` (scored out of sample,
+no rule developed looking at their errors).
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
 in one process, or with ``--workers N`` the prompt skeletons made in N worker processes (the same
@@ -73,9 +73,9 @@ Tabby's, its model registry's and Cody's (31). From issue 15 on, rules are devel
 fold A's prompts only (in sample); fold B is scored, never looked into (out of sample). Rules
 before issue 15 were developed on all 74."""
 DEV_FOLD = "A"
-HELD_OUT = ("B", "Q")
-"""Folds scored out of sample in the mixed log: B, and the held-out family Q of ``--family-q``; every other
-fold is in sample (``FAMILIES`` says since when D to P are development families)."""
+HELD_OUT = ("B",)
+"""Folds scored out of sample in the mixed log: B (the last held-out family, Q, became a development family on
+2026-12-08 at 02:10 UTC); every other fold is in sample (``FAMILIES`` says since when D to Q are development families)."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ FAMILIES = {
     "N": Family("fourteenth", "fourteen", ("screenshot-to-code", "wolverine", "sketch", "Reflexion"), "2026-12-07 21:59 UTC"),
     "O": Family("fifteenth", "fifteen", ("marimo", "codeinterpreter-api", "TestPilot"), "2026-12-08 00:15 UTC"),
     "P": Family("sixteenth", "sixteen", ("AutoPR", "MLE-agent"), "2026-12-08 01:27 UTC"),
-    "Q": Family("seventeenth", "seventeen", ("TestSpark", "SQL Chat", "NeoAI", "PandasAI")),
+    "Q": Family("seventeenth", "seventeen", ("TestSpark", "SQL Chat", "NeoAI", "PandasAI"), "2026-12-08 02:10 UTC"),
 }
 """The families of ``--family-c`` to ``--family-q`` (bench/prompt_families/prompt-templates-<letter>.jsonl), in
 letter order: each joins the mixed log after the ones before it."""
