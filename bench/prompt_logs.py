@@ -216,7 +216,7 @@ def value_for(name: str, ctx: dict[str, str], corpus: CodeCorpus, rng: random.Ra
         if f"word:{low}" not in ctx:
             ctx[f"word:{low}"] = WORD_VALUES[low](corpus, rng)
         return ctx[f"word:{low}"]
-    if low in WORD_VALUES:  # placeholders of families C-Q (bench/prompt_families) that hold words
+    if low in WORD_VALUES:  # placeholders of families C-R (bench/prompt_families) that hold words
         return WORD_VALUES[low](corpus, rng)
     return ctx.setdefault(f"code:{key}", corpus.snippet())  # codeToEdit, document, content, args[0], {} ...
 
@@ -1113,6 +1113,105 @@ OUTPUT_TYPE_HINTS = ['type (must be "number"), value must int. Example: { "type"
                      'type (must be "plot"), value must be string. Example: { "type": "plot", "value": "temp_chart.png" }']  # PandasAI's
 
 
+L2MAC_TOOLS = ["sub_task_step_complete", "view_files", "run_python_file", "pytest_files", "write_files", "delete_files"]  # after the plan
+
+
+def _r_title(name: str) -> str:
+    """A snake_case name as a class name."""
+    return "".join(w[:1].upper() + w[1:] for w in name.split("_") if w) or "Item"
+
+
+def _r_prompt_task(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A task for L2MAC: a project request, often with the features it must have."""
+    text = _project_request(corpus, rng)
+    if rng.random() < 0.5:
+        text += "\n\nFeatures:\n" + "\n".join(f"- {instruction(rng).capitalize()}." for _ in range(rng.randint(2, 5)))
+    return text
+
+
+def _r_step(corpus: CodeCorpus, rng: random.Random) -> str:
+    """One step of L2MAC's plan: a paragraph about a module that ends with writing and running its tests."""
+    a, b = _k_names(corpus, 2)
+    first = rng.choice([f"Implement the `{_r_title(a)}` class in `{a}.py`", f"Create the `{a}.py` module",
+                        f"Add a Flask route `/{a}` in `app.py`", f"Extend `{a}.py`"])
+    return (f"{first} so that it can {instruction(rng)}. Keep the {b.replace('_', ' ')} records in an in-memory dictionary keyed by id, "
+            f"and validate the input before storing it. Create tests in `tests/test_{a}.py` for the normal case and for invalid input, "
+            "and run them with pytest to check that they all pass.")
+
+
+def _r_file_names(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The files L2MAC has written so far, as Python prints the list (none on the first step)."""
+    if rng.random() < 0.2:
+        return "[]"
+    names = [f"{n}.py" for n in _k_names(corpus, rng.randint(1, 4))]
+    names += [f"tests/test_{n}" for n in rng.sample(names, rng.randint(0, len(names)))]
+    return repr(names + (["requirements.txt"] if rng.random() < 0.5 else []))
+
+
+def _r_step_summary(corpus: CodeCorpus, rng: random.Random) -> str:
+    """L2MAC's summary of the previous step's output (empty before the first)."""
+    if rng.random() < 0.3:
+        return ""
+    a, b = _k_names(corpus, 2)
+    return rng.choice([f"Created `{a}.py` with the `{_r_title(a)}` class and its tests in `tests/test_{a}.py`; all {rng.randint(2, 12)} tests pass.",
+                       f"Implemented `{b}` in `{a}.py` and added tests, but `test_{b}` still fails on invalid input.",
+                       f"Wrote `{a}.py` and `requirements.txt`. The tests for `{b}` pass."])
+
+
+def _r_functions(corpus: CodeCorpus, rng: random.Random) -> str:
+    """L2MAC's tool names as get_function_names_as_str joins them (all of them unless tools_enabled picks some)."""
+    tools = L2MAC_TOOLS if rng.random() < 0.8 else [t for t in L2MAC_TOOLS if t == "write_files" or rng.random() < 0.5]
+    return ", ".join(f"`{t}`" for t in tools)
+
+
+def _r_branch(corpus: CodeCorpus, rng: random.Random) -> str:
+    """The current git branch (the plugin falls back to main)."""
+    if rng.random() < 0.4:
+        return rng.choice(["main", "main", "master", "develop"])
+    name = "-".join(_k_names(corpus, rng.randint(1, 2))).replace("_", "-")
+    return f"{rng.choice(['feature', 'fix', 'bugfix', 'chore'])}/{rng.choice(['', f'{rng.choice(OWNERS).upper()}-{rng.randint(1, 999)}-'])}{name}"
+
+
+def _r_hint(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A hint the user types for the commit message."""
+    a = _k_names(corpus, 1)[0]
+    return rng.choice([f"mention the {a.replace('_', ' ')} refactor", f"this fixes the bug in {a}", "keep it short",
+                       f"closes #{rng.randint(1, 999)}", f"the change to `{a}` is the main point"])
+
+
+def _r_result(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A Maestro sub-agent's result: a sentence and code."""
+    a = _k_names(corpus, 1)[0]
+    return (f"{rng.choice(['Here is the implementation of', 'I have written', 'Below is the updated version of'])} `{a}`:\n\n"
+            f"```python\n{corpus.snippet(3, 10)}\n```\n\n{rng.choice(['This handles the edge cases.', 'Next, add tests for it.', ''])}").rstrip()
+
+
+def _r_sub_task_prompt(corpus: CodeCorpus, rng: random.Random) -> str:
+    """Maestro's orchestrator's prompt for the next sub-task."""
+    return (f"Sub-task: {instruction(rng).capitalize()}.\n\nPrompt for the subagent: {instruction(rng, corpus).capitalize()}. "
+            f"Write complete, working code and explain briefly what it does.")
+
+
+def _r_previous_results(corpus: CodeCorpus, rng: random.Random) -> str:
+    """Maestro's previous sub-task results joined by newlines ("None" before the first)."""
+    return "None" if rng.random() < 0.3 else "\n".join(_r_result(corpus, rng) for _ in range(rng.randint(1, 3)))
+
+
+def _r_haiku_tasks(corpus: CodeCorpus, rng: random.Random) -> str:
+    """Maestro's previous sub-agent tasks and results (none on the first call)."""
+    if rng.random() < 0.3:
+        return ""
+    return "\n".join(f"Task: {_r_sub_task_prompt(corpus, rng)}\nResult: {_r_result(corpus, rng)}" for _ in range(rng.randint(1, 2)))
+
+
+def _r_qna(corpus: CodeCorpus, rng: random.Random) -> str:
+    """A web search's short answer (Tavily's QnA) to Maestro's search query."""
+    a, b = _k_names(corpus, 2)
+    return rng.choice([f"To {instruction(rng)}, use the `{a}` function and pass `{b}` as a keyword argument; it returns None on failure.",
+                       f"The `{a}` module is deprecated since version {rng.randint(2, 5)}.{rng.randint(0, 12)}; use `{b}` instead.",
+                       f"You can {instruction(rng)} with a context manager, which closes `{a}` even when an exception is raised."])
+
+
 WORD_VALUES = {
     "platform": _platform,
     "fnames": lambda corpus, rng: ", ".join(other_path(corpus) for _ in range(rng.randint(1, 3))),
@@ -1429,8 +1528,22 @@ WORD_VALUES = {
     "amount": lambda corpus, rng: str(rng.choice([10, 20, 50, 100, 500])),
     "default_import": lambda corpus, rng: rng.choice(["import pandas as pd", "import pandas as pd", "import polars as pl"]),
     "engine_df_name": lambda corpus, rng: rng.choice(["pd.DataFrame", "pd.DataFrame", "pl.DataFrame"]),
+    # family R
+    "prompt_task": _r_prompt_task,
+    "steps": lambda corpus, rng: str(rng.choice([10, 10, 10, 20, 30, 50])),
+    "step": _r_step,
+    "file_names": _r_file_names,
+    "previous_step_output_summary": _r_step_summary,
+    "functions_provided": _r_functions,
+    "branch": _r_branch,
+    "hint": _r_hint,
+    "previous_results_text": _r_previous_results,
+    "previous_haiku_tasks": _r_haiku_tasks,
+    "sub_task_prompt": _r_sub_task_prompt,
+    "qna_response": _r_qna,
+    "sub_task_results": lambda corpus, rng: "\n".join(_r_result(corpus, rng) for _ in range(rng.randint(1, 3))),
 }
-"""Values of placeholders that name words (or paths, short text), used only by families C to Q's templates."""
+"""Values of placeholders that name words (or paths, short text), used only by families C to R's templates."""
 ONE_VALUE_A_PROMPT = {"current_buffer_filetype", "current_buffer_context.filetype", "current_buffer_path", "current_buffer_context.path",
                       "dialect", "maxlength", "projectname", "actual_number_of_tests", "dfname", "sanitizedpackagename", "fun.accesspath"}
 """Word placeholders (families J, K, L, M, N and O's) that keep one value throughout a prompt, as the value of a code placeholder does."""
