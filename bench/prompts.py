@@ -13,10 +13,10 @@ words (bench/prompt_chats.py); ``both``. Folds (``--folds``): the templates spli
 assistant (``FOLDS``: A Continue, B Tabby + Cody), each fold rendered, ingested and mined on its
 own; rules are developed on fold A (in sample) and scored on fold B too (out of sample). With
 ``--family-c PATH`` (bench/prompt_families/prompt-templates-c.jsonl), and then each of ``--family-d`` to
-``--family-q`` in turn (each needs the ones before it), folds A, B and those families of other assistants
-(folds C to Q, ``FAMILIES``: their assistants and since when each is a development family) are mixed in one
-log, mined together and scored apart; every family is in sample but those of ``HELD_OUT`` (scored out of sample,
-no rule developed looking at their errors).
+``--family-r`` in turn (each needs the ones before it), folds A, B and those families of other assistants
+(folds C to R, ``FAMILIES``: their assistants and since when each is a development family) are mixed in one
+log, mined together and scored apart; every family is in sample but those of ``HELD_OUT`` (R: scored out of sample,
+no rule developed looking at its errors).
 
 Scale (``--scale N``): N prompts of about 2,000 characters through masking, mining and merging
 in one process, or with ``--workers N`` the prompt skeletons made in N worker processes (the same
@@ -28,7 +28,7 @@ Example:
     python bench/prompts.py --folds --shape both --per-template 30
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --shape chat --per-template 30
     python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl
-    python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl --family-f bench/prompt_families/prompt-templates-f.jsonl --family-g bench/prompt_families/prompt-templates-g.jsonl --family-h bench/prompt_families/prompt-templates-h.jsonl --family-i bench/prompt_families/prompt-templates-i.jsonl --family-j bench/prompt_families/prompt-templates-j.jsonl --family-k bench/prompt_families/prompt-templates-k.jsonl --family-l bench/prompt_families/prompt-templates-l.jsonl --family-m bench/prompt_families/prompt-templates-m.jsonl --family-n bench/prompt_families/prompt-templates-n.jsonl --family-o bench/prompt_families/prompt-templates-o.jsonl --family-p bench/prompt_families/prompt-templates-p.jsonl --family-q bench/prompt_families/prompt-templates-q.jsonl
+    python bench/prompts.py --folds --family-c bench/prompt_families/prompt-templates-c.jsonl --family-d bench/prompt_families/prompt-templates-d.jsonl --family-e bench/prompt_families/prompt-templates-e.jsonl --family-f bench/prompt_families/prompt-templates-f.jsonl --family-g bench/prompt_families/prompt-templates-g.jsonl --family-h bench/prompt_families/prompt-templates-h.jsonl --family-i bench/prompt_families/prompt-templates-i.jsonl --family-j bench/prompt_families/prompt-templates-j.jsonl --family-k bench/prompt_families/prompt-templates-k.jsonl --family-l bench/prompt_families/prompt-templates-l.jsonl --family-m bench/prompt_families/prompt-templates-m.jsonl --family-n bench/prompt_families/prompt-templates-n.jsonl --family-o bench/prompt_families/prompt-templates-o.jsonl --family-p bench/prompt_families/prompt-templates-p.jsonl --family-q bench/prompt_families/prompt-templates-q.jsonl --family-r bench/prompt_families/prompt-templates-r.jsonl
     python bench/prompts.py --scale 1000000 --workers 2 --json out/bench/prompts-scale.json
 """
 
@@ -73,9 +73,9 @@ Tabby's, its model registry's and Cody's (31). From issue 15 on, rules are devel
 fold A's prompts only (in sample); fold B is scored, never looked into (out of sample). Rules
 before issue 15 were developed on all 74."""
 DEV_FOLD = "A"
-HELD_OUT = ("B",)
-"""Folds scored out of sample in the mixed log: B (the last held-out family, Q, became a development family on
-2026-12-08 at 02:10 UTC); every other fold is in sample (``FAMILIES`` says since when D to Q are development families)."""
+HELD_OUT = ("B", "R")
+"""Folds scored out of sample in the mixed log: B, and the held-out family R of ``--family-r``; every other
+fold is in sample (``FAMILIES`` says since when D to Q are development families)."""
 
 
 @dataclass(frozen=True)
@@ -109,8 +109,9 @@ FAMILIES = {
     "O": Family("fifteenth", "fifteen", ("marimo", "codeinterpreter-api", "TestPilot"), "2026-12-08 00:15 UTC"),
     "P": Family("sixteenth", "sixteen", ("AutoPR", "MLE-agent"), "2026-12-08 01:27 UTC"),
     "Q": Family("seventeenth", "seventeen", ("TestSpark", "SQL Chat", "NeoAI", "PandasAI"), "2026-12-08 02:10 UTC"),
+    "R": Family("eighteenth", "eighteen", ("L2MAC", "AI Commits", "Maestro")),
 }
-"""The families of ``--family-c`` to ``--family-q`` (bench/prompt_families/prompt-templates-<letter>.jsonl), in
+"""The families of ``--family-c`` to ``--family-r`` (bench/prompt_families/prompt-templates-<letter>.jsonl), in
 letter order: each joins the mixed log after the ones before it."""
 
 
